@@ -1,0 +1,3 @@
+from cafleet.entrypoints.cli.main import main
+
+main()

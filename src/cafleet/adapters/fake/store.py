@@ -1,0 +1,261 @@
+"""An in-memory unit of work with the same semantics as the SQLite one.
+
+A unit of work works on a copy of the store and publishes it on commit, so a
+unit of work that is not committed leaves no trace. A lock serialises writers
+the way SQLite's write lock does.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from types import TracebackType
+
+from cafleet.application.ports import Activity, UnitOfWork, UnitOfWorkFactory
+from cafleet.domain.agent import Agent
+from cafleet.domain.delivery import Delivery, DeliveryState
+from cafleet.domain.fleet import Fleet
+from cafleet.domain.message import Message, MessageState, MessageType
+from cafleet.domain.monitor import MonitorSchedule
+from cafleet.domain.placement import Placement
+
+
+@dataclass
+class MemoryTables:
+    fleets: dict[int, Fleet] = field(default_factory=dict)
+    agents: dict[int, Agent] = field(default_factory=dict)
+    placements: dict[int, Placement] = field(default_factory=dict)
+    messages: dict[int, Message] = field(default_factory=dict)
+    deliveries: dict[tuple[int, int], Delivery] = field(default_factory=dict)
+    schedules: dict[int, MonitorSchedule] = field(default_factory=dict)
+    runtimes: set[int] = field(default_factory=set)
+    next_ids: dict[str, int] = field(default_factory=dict)
+
+    def new_id(self, table: str) -> int:
+        self.next_ids[table] = self.next_ids.get(table, 0) + 1
+        return self.next_ids[table]
+
+
+class MemoryFleets:
+    def __init__(self, t: MemoryTables) -> None:
+        self._t = t
+
+    def add(self, fleet: Fleet) -> int:
+        fleet_id = self._t.new_id("fleets")
+        self._t.fleets[fleet_id] = replace(fleet, fleet_id=fleet_id)
+        return fleet_id
+
+    def get(self, fleet_id: int) -> Fleet | None:
+        return self._t.fleets.get(fleet_id)
+
+    def save(self, fleet: Fleet) -> None:
+        self._t.fleets[fleet.fleet_id] = fleet
+
+    def list_live(self) -> list[Fleet]:
+        live = [f for f in self._t.fleets.values() if not f.is_deleted]
+        return sorted(live, key=lambda f: (f.created_at, f.fleet_id), reverse=True)
+
+
+class MemoryAgents:
+    def __init__(self, t: MemoryTables) -> None:
+        self._t = t
+
+    def add(self, agent: Agent) -> int:
+        agent_id = self._t.new_id("agents")
+        self._t.agents[agent_id] = replace(agent, agent_id=agent_id)
+        return agent_id
+
+    def get(self, agent_id: int) -> Agent | None:
+        return self._t.agents.get(agent_id)
+
+    def save(self, agent: Agent) -> None:
+        self._t.agents[agent.agent_id] = agent
+
+    def in_fleet(self, fleet_id: int, *, active_only: bool = True) -> list[Agent]:
+        return sorted(
+            (
+                a
+                for a in self._t.agents.values()
+                if a.fleet_id == fleet_id and (a.is_active or not active_only)
+            ),
+            key=lambda a: a.agent_id,
+        )
+
+    def count_active(self, fleet_ids: Iterable[int]) -> dict[int, int]:
+        wanted = set(fleet_ids)
+        counts: dict[int, int] = {}
+        for agent in self._t.agents.values():
+            if agent.fleet_id in wanted and agent.is_active:
+                counts[agent.fleet_id] = counts.get(agent.fleet_id, 0) + 1
+        return counts
+
+
+class MemoryPlacements:
+    def __init__(self, t: MemoryTables) -> None:
+        self._t = t
+
+    def add(self, placement: Placement) -> None:
+        self._t.placements[placement.agent_id] = placement
+
+    def get(self, agent_id: int) -> Placement | None:
+        return self._t.placements.get(agent_id)
+
+    def save(self, placement: Placement) -> None:
+        self._t.placements[placement.agent_id] = placement
+
+    def remove(self, agent_id: int) -> None:
+        self._t.placements.pop(agent_id, None)
+
+    def for_agents(self, agent_ids: Iterable[int]) -> dict[int, Placement]:
+        return {a: self._t.placements[a] for a in agent_ids if a in self._t.placements}
+
+
+class MemoryMessages:
+    def __init__(self, t: MemoryTables) -> None:
+        self._t = t
+
+    def add(self, message: Message) -> int:
+        task_id = self._t.new_id("tasks")
+        origin = task_id if message.is_summary else message.origin_task_id
+        self._t.messages[task_id] = replace(message, task_id=task_id, origin_task_id=origin)
+        return task_id
+
+    def get(self, task_id: int) -> Message | None:
+        return self._t.messages.get(task_id)
+
+    def save(self, message: Message) -> None:
+        self._t.messages[message.task_id] = message
+
+    def pending_for(self, agent_id: int, limit: int | None = None) -> list[Message]:
+        pending = sorted(
+            (
+                m
+                for m in self._t.messages.values()
+                if m.context_id == agent_id
+                and not m.is_summary
+                and m.state is MessageState.INPUT_REQUIRED
+            ),
+            key=lambda m: (m.status_timestamp, m.task_id),
+            reverse=True,
+        )
+        return pending[:limit] if limit is not None else pending
+
+    def activity(self, agent_ids: Sequence[int]) -> dict[int, Activity]:
+        def newest(values: Iterable[datetime]) -> datetime | None:
+            return max(values, default=None)
+
+        ordinary = [m for m in self._t.messages.values() if m.type is MessageType.UNICAST]
+        return {
+            a: Activity(
+                newest(m.created_at for m in ordinary if m.from_agent_id == a),
+                newest(m.created_at for m in ordinary if m.context_id == a),
+                newest(
+                    m.status_timestamp
+                    for m in ordinary
+                    if m.context_id == a and m.state is MessageState.COMPLETED
+                ),
+            )
+            for a in agent_ids
+        }
+
+
+class MemoryDeliveries:
+    def __init__(self, t: MemoryTables) -> None:
+        self._t = t
+
+    def add(self, delivery: Delivery) -> None:
+        key = (delivery.task_id, delivery.recipient_agent_id)
+        if key in self._t.deliveries:
+            raise ValueError(f"duplicate delivery {key}")
+        self._t.deliveries[key] = delivery
+
+    def get(self, task_id: int, recipient_agent_id: int) -> Delivery | None:
+        return self._t.deliveries.get((task_id, recipient_agent_id))
+
+    def save(self, delivery: Delivery) -> None:
+        self._t.deliveries[(delivery.task_id, delivery.recipient_agent_id)] = delivery
+
+    def for_task(self, task_id: int) -> list[Delivery]:
+        return sorted(
+            (d for (t, _), d in self._t.deliveries.items() if t == task_id),
+            key=lambda d: d.recipient_agent_id,
+        )
+
+    def count_pending_since(self, before: datetime) -> int:
+        return sum(
+            1
+            for d in self._t.deliveries.values()
+            if d.state is DeliveryState.PENDING and d.created_at < before
+        )
+
+
+class MemoryMonitor:
+    def __init__(self, t: MemoryTables) -> None:
+        self._t = t
+
+    def enroll(self, schedule: MonitorSchedule) -> None:
+        self._t.schedules[schedule.agent_id] = schedule
+
+    def get(self, agent_id: int) -> MonitorSchedule | None:
+        return self._t.schedules.get(agent_id)
+
+    def save(self, schedule: MonitorSchedule) -> None:
+        self._t.schedules[schedule.agent_id] = schedule
+
+    def unenroll(self, agent_id: int) -> None:
+        self._t.schedules.pop(agent_id, None)
+
+    def remove_runtime(self, fleet_id: int) -> None:
+        self._t.runtimes.discard(fleet_id)
+
+
+class MemoryUnitOfWork(UnitOfWork):
+    def __init__(self, owner: MemoryStore, *, write: bool) -> None:
+        self._owner = owner
+        self._write = write
+        self._tables: MemoryTables | None = None
+
+    def __enter__(self) -> MemoryUnitOfWork:
+        if self._write:
+            self._owner.write_lock.acquire()
+        tables = copy.deepcopy(self._owner.tables)
+        self._tables = tables
+        self.fleets = MemoryFleets(tables)
+        self.agents = MemoryAgents(tables)
+        self.placements = MemoryPlacements(tables)
+        self.messages = MemoryMessages(tables)
+        self.deliveries = MemoryDeliveries(tables)
+        self.monitor = MemoryMonitor(tables)
+        return self
+
+    def commit(self) -> None:
+        assert self._tables is not None, "commit() outside the unit of work"
+        if not self._write:
+            raise RuntimeError("commit() on a read-only unit of work")
+        self._owner.tables = self._tables
+        self._owner.commits += 1
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._tables = None
+        if self._write:
+            self._owner.write_lock.release()
+
+
+class MemoryStore(UnitOfWorkFactory):
+    """The fake database: call it like a unit-of-work factory."""
+
+    def __init__(self) -> None:
+        self.tables = MemoryTables()
+        self.write_lock = threading.Lock()
+        self.commits = 0
+
+    def __call__(self, *, write: bool = False) -> MemoryUnitOfWork:
+        return MemoryUnitOfWork(self, write=write)

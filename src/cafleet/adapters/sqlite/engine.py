@@ -1,0 +1,58 @@
+"""Engine construction and the connection policy every connection follows.
+
+WAL, foreign keys and a busy timeout on connect; write transactions begin
+with BEGIN IMMEDIATE so the write lock is taken up front and a reader never
+has to upgrade into a deadlock.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection, Engine, create_engine, event
+
+from cafleet.adapters.sqlite.errors import translated
+from cafleet.domain.errors import SchemaMissing
+
+BUSY_TIMEOUT_MS = 5000
+BEGIN_OPTION = "cafleet_begin"
+WRITE_BEGIN = "BEGIN IMMEDIATE"
+READ_BEGIN = "BEGIN"
+
+
+def open_engine(path: Path, *, create: bool = False) -> Engine:
+    """An engine for an existing database file (or a new one when create=True)."""
+    if not create and not path.exists():
+        raise SchemaMissing()
+    mode = "rwc" if create else "rw"
+    uri = f"{path.absolute().as_uri()}?mode={mode}"
+
+    def connect() -> sqlite3.Connection:
+        with translated(path):
+            return sqlite3.connect(
+                uri,
+                uri=True,
+                timeout=BUSY_TIMEOUT_MS / 1000,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+
+    engine = create_engine("sqlite+pysqlite://", creator=connect)
+    event.listen(engine, "connect", _apply_pragmas)
+    event.listen(engine, "begin", _begin)
+    return engine
+
+
+def _apply_pragmas(dbapi_connection: sqlite3.Connection, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
+
+
+def _begin(connection: Connection) -> None:
+    connection.exec_driver_sql(connection.get_execution_options().get(BEGIN_OPTION, READ_BEGIN))

@@ -1,0 +1,280 @@
+"""Repositories over SQLAlchemy Core. They run inside a unit of work's connection."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, CursorResult, delete, func, insert, select, update
+
+from cafleet.adapters.sqlite import rows
+from cafleet.adapters.sqlite.tables import (
+    agent_placements,
+    agents,
+    deliveries,
+    fleets,
+    monitor_config,
+    monitor_runtime,
+    tasks,
+)
+from cafleet.application.ports import Activity
+from cafleet.domain.agent import Agent, AgentStatus
+from cafleet.domain.delivery import Delivery, DeliveryState
+from cafleet.domain.fleet import Fleet
+from cafleet.domain.message import Message, MessageState, MessageType
+from cafleet.domain.monitor import MonitorSchedule
+from cafleet.domain.placement import Placement
+
+
+def _new_id(result: CursorResult[Any]) -> int:
+    key = result.inserted_primary_key
+    assert key is not None, "insert without a primary key"
+    return int(key[0])
+
+
+class SqlFleets:
+    def __init__(self, conn: Connection) -> None:
+        self._c = conn
+
+    def add(self, fleet: Fleet) -> int:
+        result = self._c.execute(insert(fleets).values(rows.fleet_values(fleet)))
+        return _new_id(result)
+
+    def get(self, fleet_id: int) -> Fleet | None:
+        row = self._c.execute(select(fleets).where(fleets.c.fleet_id == fleet_id)).first()
+        return None if row is None else rows.fleet_from(row)
+
+    def save(self, fleet: Fleet) -> None:
+        self._c.execute(
+            update(fleets)
+            .where(fleets.c.fleet_id == fleet.fleet_id)
+            .values(rows.fleet_values(fleet))
+        )
+
+    def list_live(self) -> list[Fleet]:
+        query = (
+            select(fleets)
+            .where(fleets.c.deleted_at.is_(None))
+            .order_by(fleets.c.created_at.desc(), fleets.c.fleet_id.desc())
+        )
+        return [rows.fleet_from(r) for r in self._c.execute(query)]
+
+
+class SqlAgents:
+    def __init__(self, conn: Connection) -> None:
+        self._c = conn
+
+    def add(self, agent: Agent) -> int:
+        result = self._c.execute(insert(agents).values(rows.agent_values(agent)))
+        return _new_id(result)
+
+    def get(self, agent_id: int) -> Agent | None:
+        row = self._c.execute(select(agents).where(agents.c.agent_id == agent_id)).first()
+        return None if row is None else rows.agent_from(row)
+
+    def save(self, agent: Agent) -> None:
+        self._c.execute(
+            update(agents)
+            .where(agents.c.agent_id == agent.agent_id)
+            .values(rows.agent_values(agent))
+        )
+
+    def in_fleet(self, fleet_id: int, *, active_only: bool = True) -> list[Agent]:
+        query = select(agents).where(agents.c.fleet_id == fleet_id)
+        if active_only:
+            query = query.where(agents.c.status == AgentStatus.ACTIVE.value)
+        return [rows.agent_from(r) for r in self._c.execute(query.order_by(agents.c.agent_id))]
+
+    def count_active(self, fleet_ids: Iterable[int]) -> dict[int, int]:
+        ids = list(fleet_ids)
+        if not ids:
+            return {}
+        query = (
+            select(agents.c.fleet_id, func.count())
+            .where(agents.c.fleet_id.in_(ids), agents.c.status == AgentStatus.ACTIVE.value)
+            .group_by(agents.c.fleet_id)
+        )
+        return {int(fid): int(n) for fid, n in self._c.execute(query)}
+
+
+class SqlPlacements:
+    def __init__(self, conn: Connection) -> None:
+        self._c = conn
+
+    def add(self, placement: Placement) -> None:
+        self._c.execute(
+            insert(agent_placements).values(
+                agent_id=placement.agent_id, **rows.placement_values(placement)
+            )
+        )
+
+    def get(self, agent_id: int) -> Placement | None:
+        query = select(agent_placements).where(agent_placements.c.agent_id == agent_id)
+        row = self._c.execute(query).first()
+        return None if row is None else rows.placement_from(row)
+
+    def save(self, placement: Placement) -> None:
+        self._c.execute(
+            update(agent_placements)
+            .where(agent_placements.c.agent_id == placement.agent_id)
+            .values(rows.placement_values(placement))
+        )
+
+    def remove(self, agent_id: int) -> None:
+        self._c.execute(delete(agent_placements).where(agent_placements.c.agent_id == agent_id))
+
+    def for_agents(self, agent_ids: Iterable[int]) -> dict[int, Placement]:
+        ids = list(agent_ids)
+        if not ids:
+            return {}
+        query = select(agent_placements).where(agent_placements.c.agent_id.in_(ids))
+        return {r.agent_id: rows.placement_from(r) for r in self._c.execute(query)}
+
+
+class SqlMessages:
+    def __init__(self, conn: Connection) -> None:
+        self._c = conn
+
+    def add(self, message: Message) -> int:
+        result = self._c.execute(insert(tasks).values(rows.message_values(message)))
+        task_id = _new_id(result)
+        if message.type is MessageType.BROADCAST_SUMMARY:
+            self._c.execute(
+                update(tasks).where(tasks.c.task_id == task_id).values(origin_task_id=task_id)
+            )
+        return task_id
+
+    def get(self, task_id: int) -> Message | None:
+        row = self._c.execute(select(tasks).where(tasks.c.task_id == task_id)).first()
+        return None if row is None else rows.message_from(row)
+
+    def save(self, message: Message) -> None:
+        self._c.execute(
+            update(tasks)
+            .where(tasks.c.task_id == message.task_id)
+            .values(rows.message_values(message))
+        )
+
+    def pending_for(self, agent_id: int, limit: int | None = None) -> list[Message]:
+        query = (
+            select(tasks)
+            .where(
+                tasks.c.context_id == agent_id,
+                tasks.c.status_state == MessageState.INPUT_REQUIRED.value,
+                tasks.c.type != MessageType.BROADCAST_SUMMARY.value,
+            )
+            .order_by(tasks.c.status_timestamp.desc(), tasks.c.task_id.desc())
+            .limit(limit)
+        )
+        return [rows.message_from(r) for r in self._c.execute(query)]
+
+    def activity(self, agent_ids: Sequence[int]) -> dict[int, Activity]:
+        if not agent_ids:
+            return {}
+        not_summary = tasks.c.type != MessageType.BROADCAST_SUMMARY.value
+        sent = dict(
+            self._c.execute(
+                select(tasks.c.from_agent_id, func.max(tasks.c.created_at))
+                .where(tasks.c.from_agent_id.in_(agent_ids), not_summary)
+                .group_by(tasks.c.from_agent_id)
+            ).tuples()
+        )
+        received = dict(
+            self._c.execute(
+                select(tasks.c.context_id, func.max(tasks.c.created_at))
+                .where(tasks.c.context_id.in_(agent_ids), not_summary)
+                .group_by(tasks.c.context_id)
+            ).tuples()
+        )
+        acked = dict(
+            self._c.execute(
+                select(tasks.c.context_id, func.max(tasks.c.status_timestamp))
+                .where(
+                    tasks.c.context_id.in_(agent_ids),
+                    not_summary,
+                    tasks.c.status_state == MessageState.COMPLETED.value,
+                )
+                .group_by(tasks.c.context_id)
+            ).tuples()
+        )
+        return {
+            a: Activity(rows.dt(sent.get(a)), rows.dt(received.get(a)), rows.dt(acked.get(a)))
+            for a in agent_ids
+        }
+
+
+class SqlDeliveries:
+    def __init__(self, conn: Connection) -> None:
+        self._c = conn
+
+    def add(self, delivery: Delivery) -> None:
+        self._c.execute(insert(deliveries).values(rows.delivery_values(delivery)))
+
+    def get(self, task_id: int, recipient_agent_id: int) -> Delivery | None:
+        row = self._c.execute(
+            select(deliveries).where(
+                deliveries.c.task_id == task_id,
+                deliveries.c.recipient_agent_id == recipient_agent_id,
+            )
+        ).first()
+        return None if row is None else rows.delivery_from(row)
+
+    def save(self, delivery: Delivery) -> None:
+        self._c.execute(
+            update(deliveries)
+            .where(
+                deliveries.c.task_id == delivery.task_id,
+                deliveries.c.recipient_agent_id == delivery.recipient_agent_id,
+            )
+            .values(rows.delivery_values(delivery))
+        )
+
+    def for_task(self, task_id: int) -> list[Delivery]:
+        query = (
+            select(deliveries)
+            .where(deliveries.c.task_id == task_id)
+            .order_by(deliveries.c.recipient_agent_id)
+        )
+        return [rows.delivery_from(r) for r in self._c.execute(query)]
+
+    def count_pending_since(self, before: datetime) -> int:
+        query = (
+            select(func.count())
+            .select_from(deliveries)
+            .where(
+                deliveries.c.state == DeliveryState.PENDING.value,
+                deliveries.c.created_at < rows.ts(before),
+            )
+        )
+        return int(self._c.execute(query).scalar_one())
+
+
+class SqlMonitor:
+    def __init__(self, conn: Connection) -> None:
+        self._c = conn
+
+    def enroll(self, schedule: MonitorSchedule) -> None:
+        self._c.execute(
+            insert(monitor_config).values(
+                agent_id=schedule.agent_id, **rows.schedule_values(schedule)
+            )
+        )
+
+    def get(self, agent_id: int) -> MonitorSchedule | None:
+        query = select(monitor_config).where(monitor_config.c.agent_id == agent_id)
+        row = self._c.execute(query).first()
+        return None if row is None else rows.schedule_from(row)
+
+    def save(self, schedule: MonitorSchedule) -> None:
+        self._c.execute(
+            update(monitor_config)
+            .where(monitor_config.c.agent_id == schedule.agent_id)
+            .values(rows.schedule_values(schedule))
+        )
+
+    def unenroll(self, agent_id: int) -> None:
+        self._c.execute(delete(monitor_config).where(monitor_config.c.agent_id == agent_id))
+
+    def remove_runtime(self, fleet_id: int) -> None:
+        self._c.execute(delete(monitor_runtime).where(monitor_runtime.c.fleet_id == fleet_id))

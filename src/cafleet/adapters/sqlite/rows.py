@@ -1,0 +1,179 @@
+"""Mapping between table rows and domain objects."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from cafleet.domain.agent import Agent, AgentStatus, parse_card
+from cafleet.domain.delivery import Delivery, DeliveryState
+from cafleet.domain.fleet import Fleet
+from cafleet.domain.message import Message, MessageState, MessageType
+from cafleet.domain.monitor import MonitorSchedule
+from cafleet.domain.placement import CodingAgent, Multiplexer, Placement
+
+Row = Any  # sqlalchemy.Row; kept loose so mapping stays a plain function of columns
+
+
+def ts(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat(timespec="microseconds")
+
+
+def dt(value: str | None) -> datetime | None:
+    return None if value is None else datetime.fromisoformat(value)
+
+
+def required_dt(value: str) -> datetime:
+    return datetime.fromisoformat(value)
+
+
+def fleet_from(row: Row) -> Fleet:
+    return Fleet(
+        row.fleet_id,
+        row.name,
+        required_dt(row.created_at),
+        dt(row.deleted_at),
+        row.director_agent_id,
+    )
+
+
+def fleet_values(fleet: Fleet) -> dict[str, Any]:
+    return {
+        "name": fleet.name,
+        "created_at": ts(fleet.created_at),
+        "deleted_at": ts(fleet.deleted_at),
+        "director_agent_id": fleet.director_agent_id,
+    }
+
+
+def agent_from(row: Row) -> Agent:
+    kind, skills = parse_card(row.agent_card_json)
+    return Agent(
+        row.agent_id,
+        row.fleet_id,
+        row.name,
+        row.description,
+        required_dt(row.registered_at),
+        AgentStatus(row.status),
+        dt(row.deregistered_at),
+        kind,
+        skills,
+    )
+
+
+def agent_values(agent: Agent) -> dict[str, Any]:
+    return {
+        "fleet_id": agent.fleet_id,
+        "name": agent.name,
+        "description": agent.description,
+        "status": agent.status.value,
+        "registered_at": ts(agent.registered_at),
+        "deregistered_at": ts(agent.deregistered_at),
+        "agent_card_json": agent.card_json(),
+    }
+
+
+def placement_from(row: Row) -> Placement:
+    commands = tuple(c for c in (row.agent_commands or "").split(",") if c)
+    return Placement(
+        row.agent_id,
+        row.director_agent_id,
+        Multiplexer(row.backend),
+        row.mux_session,
+        row.mux_window_id,
+        row.mux_pane_id,
+        CodingAgent(row.coding_agent),
+        required_dt(row.created_at),
+        row.mux_socket,
+        commands,
+    )
+
+
+def placement_values(p: Placement) -> dict[str, Any]:
+    return {
+        "director_agent_id": p.director_agent_id,
+        "backend": p.backend.value,
+        "mux_session": p.session,
+        "mux_window_id": p.window_id,
+        "mux_pane_id": p.pane_id,
+        "coding_agent": p.coding_agent.value,
+        "created_at": ts(p.created_at),
+        "mux_socket": p.socket,
+        "agent_commands": ",".join(p.agent_commands) or None,
+    }
+
+
+def message_from(row: Row) -> Message:
+    return Message(
+        row.task_id,
+        row.context_id,
+        row.from_agent_id,
+        row.to_agent_id,
+        MessageType(row.type),
+        required_dt(row.created_at),
+        MessageState(row.status_state),
+        required_dt(row.status_timestamp),
+        row.origin_task_id,
+        row.text,
+    )
+
+
+def message_values(m: Message) -> dict[str, Any]:
+    return {
+        "context_id": m.context_id,
+        "from_agent_id": m.from_agent_id,
+        "to_agent_id": m.to_agent_id,
+        "type": m.type.value,
+        "created_at": ts(m.created_at),
+        "status_state": m.state.value,
+        "status_timestamp": ts(m.status_timestamp),
+        "origin_task_id": m.origin_task_id,
+        "text": m.text,
+    }
+
+
+def delivery_from(row: Row) -> Delivery:
+    return Delivery(
+        row.task_id,
+        row.recipient_agent_id,
+        DeliveryState(row.state),
+        required_dt(row.created_at),
+        row.transport,
+        row.pane_id,
+        dt(row.attempted_at),
+        row.error,
+    )
+
+
+def delivery_values(d: Delivery) -> dict[str, Any]:
+    return {
+        "task_id": d.task_id,
+        "recipient_agent_id": d.recipient_agent_id,
+        "state": d.state.value,
+        "transport": d.transport,
+        "pane_id": d.pane_id,
+        "created_at": ts(d.created_at),
+        "attempted_at": ts(d.attempted_at),
+        "error": d.error,
+    }
+
+
+def schedule_from(row: Row) -> MonitorSchedule:
+    return MonitorSchedule(
+        row.agent_id,
+        row.interval_seconds,
+        bool(row.enabled),
+        dt(row.last_ping_at),
+        dt(row.last_stall_check_at),
+        row.last_native_status,
+    )
+
+
+def schedule_values(s: MonitorSchedule) -> dict[str, Any]:
+    return {
+        "interval_seconds": s.interval_seconds,
+        "enabled": int(s.enabled),
+        "last_ping_at": ts(s.last_ping_at),
+        "last_stall_check_at": ts(s.last_stall_check_at),
+        "last_native_status": s.last_native_status,
+    }

@@ -1,0 +1,91 @@
+"""Bringing a database file to the head revision with the bundled Alembic migrations."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+
+from cafleet.adapters.sqlite.errors import translated
+from cafleet.domain.errors import Invalid
+
+HEAD_REVISION = "0002"
+MIGRATIONS = Path(__file__).resolve().parent.parent.parent / "migrations"
+
+
+class MigrationOutcome(Enum):
+    CREATED = "created"
+    UPGRADED = "upgraded"
+    AT_HEAD = "at_head"
+
+
+@dataclass(frozen=True)
+class MigrationReport:
+    outcome: MigrationOutcome
+    from_revision: str | None
+    to_revision: str
+
+
+def read_revision(path: Path) -> str | None:
+    """The recorded revision, or None when the file or the record is missing (cheap: sqlite3)."""
+    return _inspect(path)[0]
+
+
+def migrate(path: Path, target: str = "head") -> MigrationReport:
+    """Upgrade the file at path to target, refusing schemas we did not create."""
+    from alembic import command
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    from cafleet.adapters.sqlite.engine import open_engine
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    known = {rev.revision for rev in ScriptDirectory.from_config(config).walk_revisions()}
+    current, has_tables = _inspect(path)
+    if current is None and has_tables:
+        raise Invalid(
+            "DB has existing tables but no alembic_version; refusing to migrate an unknown"
+            " schema. Point CAFLEET_DATABASE_URL at a new file."
+        )
+    if current is not None and current not in known:
+        raise Invalid(
+            f"DB schema is at revision {current} which is unknown to this version of cafleet."
+            " Refusing to downgrade automatically."
+        )
+    goal = HEAD_REVISION if target == "head" else target
+    if current == goal:
+        return MigrationReport(MigrationOutcome.AT_HEAD, current, goal)
+    engine = open_engine(path, create=True)
+    try:
+        with translated(path), engine.connect() as conn:
+            config.attributes["connection"] = conn
+            command.upgrade(config, goal)
+            conn.commit()
+    finally:
+        engine.dispose()
+    outcome = MigrationOutcome.CREATED if current is None else MigrationOutcome.UPGRADED
+    return MigrationReport(outcome, current, goal)
+
+
+def _inspect(path: Path) -> tuple[str | None, bool]:
+    if not path.exists():
+        return None, False
+    with translated(path):
+        conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)
+        try:
+            names = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"
+                )
+            ]
+            current = None
+            if "alembic_version" in names:
+                row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
+                current = None if row is None else str(row[0])
+            return current, bool(set(names) - {"alembic_version"})
+        finally:
+            conn.close()

@@ -1,0 +1,70 @@
+"""A unit of work is one connection and one transaction; it rolls back unless committed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import TracebackType
+
+from sqlalchemy import Connection, Engine
+
+from cafleet.adapters.sqlite.engine import BEGIN_OPTION, READ_BEGIN, WRITE_BEGIN
+from cafleet.adapters.sqlite.errors import as_cafleet_error, is_driver_error, translated
+from cafleet.adapters.sqlite.repositories import (
+    SqlAgents,
+    SqlDeliveries,
+    SqlFleets,
+    SqlMessages,
+    SqlMonitor,
+    SqlPlacements,
+)
+from cafleet.application.ports import UnitOfWork, UnitOfWorkFactory
+
+
+class SqlUnitOfWork(UnitOfWork):
+    def __init__(self, engine: Engine, path: Path, *, write: bool) -> None:
+        self._engine = engine
+        self._path = path
+        self._write = write
+        self._conn: Connection | None = None
+
+    def __enter__(self) -> SqlUnitOfWork:
+        with translated(self._path):
+            conn = self._engine.connect().execution_options(
+                **{BEGIN_OPTION: WRITE_BEGIN if self._write else READ_BEGIN}
+            )
+            conn.begin()
+        self._conn = conn
+        self.fleets = SqlFleets(conn)
+        self.agents = SqlAgents(conn)
+        self.placements = SqlPlacements(conn)
+        self.messages = SqlMessages(conn)
+        self.deliveries = SqlDeliveries(conn)
+        self.monitor = SqlMonitor(conn)
+        return self
+
+    def commit(self) -> None:
+        assert self._conn is not None, "commit() outside the unit of work"
+        with translated(self._path):
+            self._conn.commit()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.rollback()
+            conn.close()
+        if exc is not None and is_driver_error(exc):
+            raise as_cafleet_error(exc, self._path) from exc
+
+
+class SqlUnitOfWorkFactory(UnitOfWorkFactory):
+    def __init__(self, engine: Engine, path: Path) -> None:
+        self._engine = engine
+        self._path = path
+
+    def __call__(self, *, write: bool = False) -> SqlUnitOfWork:
+        return SqlUnitOfWork(self._engine, self._path, write=write)

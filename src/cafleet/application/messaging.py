@@ -1,0 +1,191 @@
+"""Sending, reading and settling messages.
+
+The pipeline of a send: one short write transaction stores the message and its
+ledger row (outcomes known without a pane are final right away), it commits,
+and only then is the recipient's pane touched. The outcome is recorded in a
+second short transaction. A push failure never loses the message.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+
+from cafleet.application.lookups import acting_agent, active_agent, message_in_fleet
+from cafleet.application.ports import (
+    Announcement,
+    Clock,
+    Notifier,
+    PushTarget,
+    UnitOfWork,
+    UnitOfWorkFactory,
+)
+from cafleet.domain.agent import Agent
+from cafleet.domain.delivery import Delivery, DeliveryState, PushOutcome, SkipReason
+from cafleet.domain.message import Message, broadcast_summary, unicast
+
+BROADCAST_PUSH_WORKERS = 8
+
+
+@dataclass(frozen=True)
+class SendResult:
+    message: Message
+    delivery: Delivery
+
+
+@dataclass(frozen=True)
+class BroadcastResult:
+    summary: Message
+    deliveries: tuple[Delivery, ...]
+
+    @property
+    def recipients(self) -> int:
+        return len(self.deliveries)
+
+    @property
+    def delivered(self) -> int:
+        return sum(1 for d in self.deliveries if d.state is DeliveryState.SENT)
+
+
+@dataclass(frozen=True)
+class MessageDetail:
+    message: Message
+    deliveries: tuple[Delivery, ...]
+
+
+@dataclass(frozen=True)
+class _Planned:
+    """A stored delivery and, when a pane must be touched, where to push."""
+
+    delivery: Delivery
+    announcement: Announcement | None
+
+
+class MessagingService:
+    def __init__(self, uow: UnitOfWorkFactory, clock: Clock, notifier: Notifier) -> None:
+        self._uow = uow
+        self._clock = clock
+        self._notifier = notifier
+
+    def send(self, fleet_id: int, agent_id: int, to_agent_id: int, text: str) -> SendResult:
+        with self._uow(write=True) as uow:
+            _, sender = acting_agent(uow, fleet_id, agent_id)
+            recipient = active_agent(
+                uow, fleet_id, to_agent_id, f"Destination agent not found: {to_agent_id}"
+            )
+            now = self._clock.now()
+            message = unicast(sender.agent_id, recipient.agent_id, text, now)
+            message = _with_id(message, uow.messages.add(message))
+            planned = self._plan(uow, message, recipient)
+            uow.commit()
+        [delivery] = self._push([planned])
+        return SendResult(message, delivery)
+
+    def broadcast(self, fleet_id: int, agent_id: int, text: str) -> BroadcastResult:
+        with self._uow(write=True) as uow:
+            _, sender = acting_agent(uow, fleet_id, agent_id)
+            recipients = [
+                a
+                for a in uow.agents.in_fleet(fleet_id)
+                if a.agent_id != sender.agent_id and not a.is_administrator
+            ]
+            now = self._clock.now()
+            summary = broadcast_summary(sender.agent_id, len(recipients), now)
+            summary_id = uow.messages.add(summary)
+            summary = _with_id(summary, summary_id, origin=summary_id)
+            planned = []
+            for recipient in recipients:
+                delivery = unicast(sender.agent_id, recipient.agent_id, text, now, summary_id)
+                delivery = _with_id(delivery, uow.messages.add(delivery))
+                planned.append(self._plan(uow, delivery, recipient))
+            uow.commit()
+        return BroadcastResult(summary, tuple(self._push(planned)))
+
+    def poll(self, fleet_id: int, agent_id: int, limit: int | None = None) -> list[Message]:
+        with self._uow() as uow:
+            acting_agent(uow, fleet_id, agent_id)
+            return uow.messages.pending_for(agent_id, limit)
+
+    def ack(self, fleet_id: int, agent_id: int, task_id: int) -> Message:
+        with self._uow(write=True) as uow:
+            acting_agent(uow, fleet_id, agent_id)
+            message = message_in_fleet(uow, fleet_id, task_id).ack(agent_id, self._clock.now())
+            uow.messages.save(message)
+            uow.commit()
+        return message
+
+    def cancel(self, fleet_id: int, agent_id: int, task_id: int) -> Message:
+        with self._uow(write=True) as uow:
+            acting_agent(uow, fleet_id, agent_id)
+            message = message_in_fleet(uow, fleet_id, task_id).cancel(agent_id, self._clock.now())
+            uow.messages.save(message)
+            uow.commit()
+        return message
+
+    def show(self, fleet_id: int, agent_id: int, task_id: int) -> MessageDetail:
+        with self._uow() as uow:
+            acting_agent(uow, fleet_id, agent_id)
+            message = message_in_fleet(uow, fleet_id, task_id)
+            return MessageDetail(message, tuple(uow.deliveries.for_task(task_id)))
+
+    def _plan(self, uow: UnitOfWork, message: Message, recipient: Agent) -> _Planned:
+        """Write the ledger row; outcomes that need no pane are final at once."""
+        delivery = Delivery(
+            message.task_id, recipient.agent_id, DeliveryState.PENDING, message.created_at
+        )
+        placement = uow.placements.get(recipient.agent_id)
+        if message.from_agent_id == recipient.agent_id:
+            return _skip_now(uow, delivery, SkipReason.SELF)
+        if placement is None:
+            return _skip_now(uow, delivery, SkipReason.NO_PLACEMENT)
+        if placement.is_pending:
+            return _skip_now(uow, delivery, SkipReason.PENDING_PANE)
+        uow.deliveries.add(delivery)
+        announcement = Announcement(
+            message.task_id,
+            message.from_agent_id,
+            message.created_at,
+            message.text,
+            PushTarget.of(placement),
+        )
+        return _Planned(delivery, announcement)
+
+    def _push(self, planned: list[_Planned]) -> list[Delivery]:
+        """Announce pending deliveries with no transaction open, then record the outcomes."""
+        jobs = [p for p in planned if p.announcement is not None]
+        if not jobs:
+            return [p.delivery for p in planned]
+        if len(jobs) == 1:
+            outcomes = [self._announce(jobs[0])]
+        else:
+            workers = min(BROADCAST_PUSH_WORKERS, len(jobs))
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                outcomes = list(pool.map(self._announce, jobs))
+        settled: dict[int, Delivery] = {}
+        with self._uow(write=True) as uow:
+            now = self._clock.now()
+            for job, outcome in zip(jobs, outcomes, strict=True):
+                delivery = job.delivery.settled(outcome, now)
+                uow.deliveries.save(delivery)
+                settled[id(job)] = delivery
+            uow.commit()
+        return [settled.get(id(p), p.delivery) for p in planned]
+
+    def _announce(self, job: _Planned) -> PushOutcome:
+        assert job.announcement is not None
+        try:
+            return self._notifier.announce(job.announcement)
+        except Exception as exc:  # a notifier bug must not lose the ledger record
+            first_line = str(exc).splitlines()[0] if str(exc) else ""
+            return PushOutcome.failed(f"{type(exc).__name__}: {first_line}")
+
+
+def _skip_now(uow: UnitOfWork, delivery: Delivery, reason: str) -> _Planned:
+    settled = delivery.settled(PushOutcome.skipped(reason), delivery.created_at)
+    uow.deliveries.add(settled)
+    return _Planned(settled, None)
+
+
+def _with_id(message: Message, task_id: int, origin: int | None = None) -> Message:
+    updated = replace(message, task_id=task_id)
+    return replace(updated, origin_task_id=origin) if origin is not None else updated

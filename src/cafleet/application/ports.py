@@ -1,0 +1,166 @@
+"""Every port the services depend on, as typing.Protocol.
+
+Repositories never commit: a UnitOfWork rolls back unless commit() is called.
+A write UnitOfWork takes the database write lock when it opens, so timestamps
+taken inside it order the same way as the ids it assigns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from types import TracebackType
+from typing import Protocol
+
+from cafleet.domain.agent import Agent
+from cafleet.domain.delivery import Delivery, PushOutcome
+from cafleet.domain.fleet import Fleet
+from cafleet.domain.message import Message
+from cafleet.domain.monitor import MonitorSchedule
+from cafleet.domain.placement import CodingAgent, Multiplexer, PaneLocation, Placement
+
+
+class FleetRepository(Protocol):
+    def add(self, fleet: Fleet) -> int: ...
+    def get(self, fleet_id: int) -> Fleet | None: ...
+    def save(self, fleet: Fleet) -> None: ...
+    def list_live(self) -> list[Fleet]:
+        """Fleets not deleted, newest first (ties: higher id first)."""
+        ...
+
+
+class AgentRepository(Protocol):
+    def add(self, agent: Agent) -> int: ...
+    def get(self, agent_id: int) -> Agent | None: ...
+    def save(self, agent: Agent) -> None: ...
+    def in_fleet(self, fleet_id: int, *, active_only: bool = True) -> list[Agent]:
+        """Agents of one fleet in id order."""
+        ...
+
+    def count_active(self, fleet_ids: Iterable[int]) -> dict[int, int]: ...
+
+
+class PlacementRepository(Protocol):
+    def add(self, placement: Placement) -> None: ...
+    def get(self, agent_id: int) -> Placement | None: ...
+    def save(self, placement: Placement) -> None: ...
+    def remove(self, agent_id: int) -> None: ...
+    def for_agents(self, agent_ids: Iterable[int]) -> dict[int, Placement]: ...
+
+
+@dataclass(frozen=True)
+class Activity:
+    last_sent: datetime | None = None
+    last_recv: datetime | None = None
+    last_ack: datetime | None = None
+
+    @property
+    def last_contact(self) -> datetime | None:
+        """The newest message sent or received: what idleness is measured from."""
+        return max((t for t in (self.last_sent, self.last_recv) if t is not None), default=None)
+
+
+class MessageRepository(Protocol):
+    def add(self, message: Message) -> int:
+        """Store a new message; a broadcast summary gets its own id as origin."""
+        ...
+
+    def get(self, task_id: int) -> Message | None: ...
+    def save(self, message: Message) -> None: ...
+    def pending_for(self, agent_id: int, limit: int | None = None) -> list[Message]:
+        """input_required messages owned by the agent, summaries excluded, newest first."""
+        ...
+
+    def activity(self, agent_ids: Sequence[int]) -> dict[int, Activity]: ...
+
+
+class DeliveryRepository(Protocol):
+    def add(self, delivery: Delivery) -> None: ...
+    def get(self, task_id: int, recipient_agent_id: int) -> Delivery | None: ...
+    def save(self, delivery: Delivery) -> None: ...
+    def for_task(self, task_id: int) -> list[Delivery]: ...
+    def count_pending_since(self, before: datetime) -> int: ...
+
+
+class MonitorRepository(Protocol):
+    def enroll(self, schedule: MonitorSchedule) -> None: ...
+    def get(self, agent_id: int) -> MonitorSchedule | None: ...
+    def save(self, schedule: MonitorSchedule) -> None: ...
+    def unenroll(self, agent_id: int) -> None: ...
+    def remove_runtime(self, fleet_id: int) -> None: ...
+
+
+class UnitOfWork(Protocol):
+    fleets: FleetRepository
+    agents: AgentRepository
+    placements: PlacementRepository
+    messages: MessageRepository
+    deliveries: DeliveryRepository
+    monitor: MonitorRepository
+
+    def __enter__(self) -> UnitOfWork: ...
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
+    def commit(self) -> None: ...
+
+
+class UnitOfWorkFactory(Protocol):
+    def __call__(self, *, write: bool = False) -> UnitOfWork: ...
+
+
+class Clock(Protocol):
+    def now(self) -> datetime: ...
+    def sleep(self, seconds: float) -> None: ...
+
+
+class PaneLocator(Protocol):
+    """Finds the pane the calling process runs in (the would-be Director's pane)."""
+
+    def current_pane(self) -> PaneLocation: ...
+
+
+@dataclass(frozen=True)
+class PushTarget:
+    """Everything needed to reach a recipient's pane, read inside the send transaction."""
+
+    agent_id: int
+    backend: Multiplexer
+    socket: str | None
+    pane_id: str
+    coding_agent: CodingAgent
+    agent_commands: tuple[str, ...] = ()
+
+    @staticmethod
+    def of(placement: Placement) -> PushTarget:
+        if placement.pane_id is None:
+            raise ValueError("a pending placement has no pane to push to")
+        return PushTarget(
+            agent_id=placement.agent_id,
+            backend=placement.backend,
+            socket=placement.socket,
+            pane_id=placement.pane_id,
+            coding_agent=placement.coding_agent,
+            agent_commands=placement.agent_commands,
+        )
+
+
+@dataclass(frozen=True)
+class Announcement:
+    """A committed message to announce in its recipient's pane."""
+
+    task_id: int
+    from_agent_id: int
+    created_at: datetime
+    text: str
+    target: PushTarget
+
+
+class Notifier(Protocol):
+    def announce(self, announcement: Announcement) -> PushOutcome:
+        """Tell the recipient about a stored message; never raises for pane trouble."""
+        ...

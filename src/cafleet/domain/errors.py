@@ -1,0 +1,65 @@
+"""Errors that reach a user. Each carries the exact message and a kind.
+
+Entrypoints map the kind to an exit code (CLI) or an HTTP status; nothing else
+about an error is needed to report it.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class ErrorKind(Enum):
+    NOT_FOUND = "not_found"
+    CONFLICT = "conflict"
+    INVALID = "invalid"
+    UNAVAILABLE = "unavailable"
+    USAGE = "usage"  # bad command-line input: click-style usage error, exit 2
+
+
+class CafleetError(Exception):
+    kind: ErrorKind = ErrorKind.INVALID
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class NotFound(CafleetError):
+    kind = ErrorKind.NOT_FOUND
+
+
+class Conflict(CafleetError):
+    kind = ErrorKind.CONFLICT
+
+
+class Invalid(CafleetError):
+    kind = ErrorKind.INVALID
+
+
+class Unavailable(CafleetError):
+    """A resource outside our control (database, multiplexer) cannot be used now."""
+
+    kind = ErrorKind.UNAVAILABLE
+
+
+class UsageProblem(CafleetError):
+    """Input that the command line should have rejected; rendered like click's usage errors."""
+
+    kind = ErrorKind.USAGE
+
+
+class SchemaMissing(Unavailable):
+    def __init__(self) -> None:
+        super().__init__(
+            "the database schema is missing or outdated; "
+            "run 'cafleet setup' or 'cafleet setup db' first"
+        )
+
+
+class DatabaseBusy(Unavailable):
+    def __init__(self) -> None:
+        super().__init__(
+            "database is busy (another cafleet process held the write lock for more than 5s);"
+            " retry the command."
+        )

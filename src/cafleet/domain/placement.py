@@ -1,0 +1,71 @@
+"""Where a pane-bound agent lives: multiplexer, server socket and pane."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime
+from enum import StrEnum
+
+
+class Multiplexer(StrEnum):
+    TMUX = "tmux"
+    HERDR = "herdr"
+
+
+class CodingAgent(StrEnum):
+    CLAUDE = "claude"
+    CODEX = "codex"
+    OPENCODE = "opencode"
+    CUSTOM = "custom"
+
+
+@dataclass(frozen=True)
+class PaneLocation:
+    """A pane as a multiplexer reports it for the calling process."""
+
+    backend: Multiplexer
+    session: str
+    window_id: str
+    pane_id: str
+    socket: str | None = None
+
+
+@dataclass(frozen=True)
+class Placement:
+    agent_id: int
+    director_agent_id: int | None  # None on the Director's own row
+    backend: Multiplexer
+    session: str
+    window_id: str
+    pane_id: str | None  # None while the pane is pending
+    coding_agent: CodingAgent
+    created_at: datetime
+    socket: str | None = None
+    agent_commands: tuple[str, ...] = ()
+
+    @property
+    def is_pending(self) -> bool:
+        return self.pane_id is None
+
+    @property
+    def is_member(self) -> bool:
+        return self.director_agent_id is not None
+
+    def with_pane(self, pane_id: str) -> Placement:
+        return replace(self, pane_id=pane_id)
+
+
+def director_placement(
+    agent_id: int, pane: PaneLocation, coding_agent: CodingAgent, at: datetime
+) -> Placement:
+    return Placement(
+        agent_id=agent_id,
+        director_agent_id=None,
+        backend=pane.backend,
+        session=pane.session,
+        window_id=pane.window_id,
+        pane_id=pane.pane_id,
+        coding_agent=coding_agent,
+        created_at=at,
+        socket=pane.socket,
+    )

@@ -1,0 +1,99 @@
+"""What every command shares: the --json flag, the lazily built components, error mapping."""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import click
+
+from cafleet.domain.errors import CafleetError, ErrorKind
+
+if TYPE_CHECKING:
+    from cafleet.composition import Components
+
+
+@dataclass
+class App:
+    json: bool = False
+    _components: Components | None = field(default=None, repr=False)
+
+    @property
+    def components(self) -> Components:
+        """Validates every setting on first use; --help and --version never get here."""
+        if self._components is None:
+            from cafleet.composition import Components
+            from cafleet.settings import Settings
+
+            self._components = Components(Settings.from_environ())
+        return self._components
+
+    def emit(self, text: str | None, payload: Callable[[], Any]) -> None:
+        """Print the JSON payload under --json, else the text (None prints nothing)."""
+        if self.json:
+            from cafleet.entrypoints.cli.rendering import dumps
+
+            click.echo(dumps(payload()))
+        elif text is not None:
+            click.echo(text)
+
+
+def app_of(ctx: click.Context) -> App:
+    app = ctx.find_object(App)
+    if app is None:
+        app = ctx.ensure_object(App)
+    return app
+
+
+FLEET_ID_REQUIRED = (
+    "--fleet-id <int> is required for this subcommand. Create a fleet with "
+    "'cafleet fleet create' and pass its id."
+)
+
+
+def require_fleet_id(fleet_id: int | None) -> int:
+    if fleet_id is None:
+        fail(FLEET_ID_REQUIRED)
+    return fleet_id
+
+
+def fail(message: str) -> NoReturn:
+    click.echo(f"Error: {message}", err=True)
+    sys.exit(1)
+
+
+class CafleetCommand(click.Command):
+    """Maps errors to the spec's lines: usage problems exit 2, others `Error: ...` exit 1."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except CafleetError as exc:
+            if exc.kind is ErrorKind.USAGE:
+                raise click.UsageError(exc.message, ctx) from None
+            fail(exc.message)
+        except (click.ClickException, click.exceptions.Exit, click.Abort, SystemExit):
+            raise
+        except Exception as exc:  # the one place an unexpected error becomes one line
+            text = str(exc).strip()
+            first = text.splitlines()[0] if text else ""
+            click.echo(f"Error: internal error: {type(exc).__name__}: {first}", err=True)
+            if os.environ.get("CAFLEET_DEBUG", "") not in ("", "0"):
+                traceback.print_exc()
+            sys.exit(1)
+
+
+class CafleetGroup(click.Group):
+    command_class = CafleetCommand
+
+
+CafleetGroup.group_class = CafleetGroup
+
+
+fleet_id_option = click.option(
+    "--fleet-id", "fleet_id", type=int, default=None, help="The fleet to act in."
+)

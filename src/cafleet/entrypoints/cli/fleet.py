@@ -1,0 +1,158 @@
+"""`cafleet fleet ...`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from cafleet.entrypoints.cli.app import CafleetGroup, app_of, fleet_id_option, require_fleet_id
+
+CODING_AGENTS = click.Choice(["claude", "codex", "opencode", "custom"])
+local_json = click.option("--json", "local_json", is_flag=True, help="Print JSON.")
+
+
+@click.group(cls=CafleetGroup, help="Create, list, show and delete fleets.")
+def fleet() -> None:
+    pass
+
+
+def _use_json(ctx: click.Context, local: bool) -> None:
+    if local:
+        app_of(ctx).json = True
+
+
+@fleet.command("create", help="Create a fleet; the calling pane becomes its root Director.")
+@click.option("--name", required=True, help="The fleet's name.")
+@click.option(
+    "--coding-agent",
+    type=CODING_AGENTS,
+    default="claude",
+    show_default=True,
+    help="What the Director runs (nothing is spawned).",
+)
+@click.option("--full", is_flag=True, help="Show every field.")
+@local_json
+@click.pass_context
+def create(ctx: click.Context, name: str, coding_agent: str, full: bool, local_json: bool) -> None:
+    from cafleet.domain.placement import CodingAgent
+    from cafleet.entrypoints.cli.rendering import iso, labelled, placement_json
+
+    _use_json(ctx, local_json)
+    app = app_of(ctx)
+    made = app.components.fleets().create(name, CodingAgent(coding_agent))
+    f, director, placement = made.fleet, made.director, made.placement
+    if full:
+        pane = f"{placement.session}:{placement.window_id}:{placement.pane_id}"
+        text = labelled(
+            [
+                ("fleet_id", f.fleet_id),
+                ("director", director.agent_id),
+                ("name", f.name),
+                ("created_at", iso(f.created_at)),
+                ("director_name", director.name),
+                ("pane", pane),
+                ("administrator", made.administrator.agent_id),
+            ],
+            18,
+        )
+    else:
+        text = f"{f.fleet_id} director={director.agent_id} admin={made.administrator.agent_id}"
+    app.emit(
+        text,
+        lambda: {
+            "fleet_id": f.fleet_id,
+            "name": f.name,
+            "created_at": iso(f.created_at),
+            "administrator_agent_id": made.administrator.agent_id,
+            "director": {
+                "agent_id": director.agent_id,
+                "name": director.name,
+                "description": director.description,
+                "registered_at": iso(director.registered_at),
+                "placement": placement_json(placement),
+            },
+        },
+    )
+
+
+@fleet.command("list", help="List fleets that were not deleted, newest first.")
+@local_json
+@click.pass_context
+def list_fleets(ctx: click.Context, local_json: bool) -> None:
+    from cafleet.entrypoints.cli.rendering import iso, table
+
+    _use_json(ctx, local_json)
+    app = app_of(ctx)
+    listing = app.components.fleets().list()
+    rows = [
+        (
+            r.fleet.fleet_id,
+            r.fleet.director_agent_id,
+            r.fleet.name or "",
+            r.agent_count,
+            iso(r.fleet.created_at),
+        )
+        for r in listing
+    ]
+    text = (
+        table(["FLEET_ID", "DIRECTOR", "NAME", "AGENTS", "CREATED_AT"], rows)
+        if rows
+        else "No fleets found."
+    )
+    app.emit(
+        text,
+        lambda: [
+            {
+                "fleet_id": r.fleet.fleet_id,
+                "director_agent_id": r.fleet.director_agent_id,
+                "name": r.fleet.name,
+                "created_at": iso(r.fleet.created_at),
+                "agent_count": r.agent_count,
+            }
+            for r in listing
+        ],
+    )
+
+
+@fleet.command("show", help="Show one fleet (deleted fleets included).")
+@fleet_id_option
+@local_json
+@click.pass_context
+def show(ctx: click.Context, fleet_id: int | None, local_json: bool) -> None:
+    from cafleet.entrypoints.cli.rendering import iso, labelled
+
+    _use_json(ctx, local_json)
+    app = app_of(ctx)
+    f = app.components.fleets().show(require_fleet_id(fleet_id))
+    pairs: list[tuple[str, Any]] = [
+        ("fleet_id", f.fleet_id),
+        ("name", f.name or ""),
+        ("created_at", iso(f.created_at)),
+    ]
+    if f.deleted_at is not None:
+        pairs.append(("deleted_at", iso(f.deleted_at)))
+    app.emit(
+        labelled(pairs, 12),
+        lambda: {
+            "fleet_id": f.fleet_id,
+            "name": f.name,
+            "created_at": iso(f.created_at),
+            "deleted_at": iso(f.deleted_at),
+            "director_agent_id": f.director_agent_id,
+        },
+    )
+
+
+@fleet.command("delete", help="Soft-delete a fleet and deregister all of its agents.")
+@fleet_id_option
+@local_json
+@click.pass_context
+def delete(ctx: click.Context, fleet_id: int | None, local_json: bool) -> None:
+    _use_json(ctx, local_json)
+    app = app_of(ctx)
+    done = app.components.fleets().delete(require_fleet_id(fleet_id))
+    app.emit(
+        f"Deleted fleet {done.fleet_id}. Deregistered {done.deregistered} agents.",
+        lambda: {"fleet_id": done.fleet_id, "deregistered": done.deregistered, "panes": []},
+    )

@@ -1,0 +1,57 @@
+"""The `cafleet` root command. Subcommand modules load only when invoked or listed."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import click
+
+from cafleet import __version__
+from cafleet.entrypoints.cli.app import App, CafleetGroup
+
+# name -> (module, attribute, one-line help shown by `cafleet --help` without importing it)
+SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
+    "fleet": ("cafleet.entrypoints.cli.fleet", "fleet", "Create, list, show and delete fleets."),
+    "member": (
+        "cafleet.entrypoints.cli.member",
+        "member",
+        "Manage multiplexer-backed member agents (Director only).",
+    ),
+    "message": (
+        "cafleet.entrypoints.cli.message",
+        "message",
+        "Send, poll, acknowledge and cancel messages.",
+    ),
+    "setup": ("cafleet.entrypoints.cli.setup", "setup", "Prepare the database."),
+}
+
+
+class RootGroup(CafleetGroup):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(SUBCOMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = SUBCOMMANDS.get(cmd_name)
+        if entry is None:
+            return None
+        module_name, attribute, _ = entry
+        command: click.Command = getattr(importlib.import_module(module_name), attribute)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, SUBCOMMANDS[name][2]) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=RootGroup, help="CAFleet — CLI for the message broker and agent registry.")
+@click.version_option(__version__, "--version", prog_name="cafleet", message="%(prog)s %(version)s")
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@click.pass_context
+def cli(ctx: click.Context, as_json: bool) -> None:
+    ctx.obj = App(json=as_json)
+
+
+def main(argv: list[str] | None = None) -> Any:
+    return cli.main(args=argv, prog_name="cafleet")

@@ -1,0 +1,202 @@
+"""`cafleet message ...`: the hot path; keep imports inside the commands."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from cafleet.entrypoints.cli.app import (
+    App,
+    CafleetGroup,
+    app_of,
+    fleet_id_option,
+    require_fleet_id,
+)
+from cafleet.entrypoints.cli.text_input import read_body, text_options
+
+if TYPE_CHECKING:
+    from cafleet.domain.delivery import Delivery
+    from cafleet.entrypoints.cli.rendering import MessageRenderer
+
+agent_id_option = click.option(
+    "--agent-id", "agent_id", type=int, required=True, help="The acting agent (you)."
+)
+full_option = click.option("--full", is_flag=True, help="Verbose rendering, no truncation.")
+quiet_option = click.option("--quiet", is_flag=True, help="Print only the task id.")
+
+
+@click.group(cls=CafleetGroup, help="Send, poll, acknowledge and cancel messages.")
+def message() -> None:
+    pass
+
+
+def _renderer(app: App, full: bool) -> MessageRenderer:
+    from cafleet.entrypoints.cli.rendering import MessageRenderer
+
+    return MessageRenderer(app.components.settings.max_text_len, full)
+
+
+def notification_json(delivery: Delivery) -> dict[str, Any]:
+    return {
+        "state": delivery.state.value,
+        "transport": delivery.transport,
+        "reason": delivery.error,
+    }
+
+
+@message.command("send", help="Send a message to one agent of the fleet.")
+@fleet_id_option
+@agent_id_option
+@click.option("--to", "to_agent_id", type=int, required=True, help="The recipient's agent id.")
+@text_options
+@full_option
+@quiet_option
+@click.pass_context
+def send(
+    ctx: click.Context,
+    fleet_id: int | None,
+    agent_id: int,
+    to_agent_id: int,
+    text: str | None,
+    text_file: str | None,
+    full: bool,
+    quiet: bool,
+) -> None:
+    from cafleet.domain.delivery import DeliveryState
+
+    body = read_body(text, text_file)
+    app = app_of(ctx)
+    fid = require_fleet_id(fleet_id)
+    result = app.components.messaging().send(fid, agent_id, to_agent_id, body)
+    render = _renderer(app, full)
+    out = str(result.message.task_id) if quiet else f"Message sent.\n{render.text(result.message)}"
+    app.emit(
+        out,
+        lambda: {
+            "task": render.json(result.message),
+            "notification_sent": result.delivery.state is DeliveryState.SENT,
+            "notification": notification_json(result.delivery),
+        },
+    )
+
+
+@message.command("broadcast", help="Send a message to every other agent of the fleet.")
+@fleet_id_option
+@agent_id_option
+@text_options
+@full_option
+@click.pass_context
+def broadcast(
+    ctx: click.Context,
+    fleet_id: int | None,
+    agent_id: int,
+    text: str | None,
+    text_file: str | None,
+    full: bool,
+) -> None:
+    body = read_body(text, text_file)
+    app = app_of(ctx)
+    fid = require_fleet_id(fleet_id)
+    result = app.components.messaging().broadcast(fid, agent_id, body)
+    render = _renderer(app, full)
+    out = (
+        render.text(result.summary)
+        if full
+        else f"broadcast id={result.summary.task_id} recipients={result.recipients}"
+        f" delivered={result.delivered}"
+    )
+    app.emit(
+        out,
+        lambda: [
+            {
+                "task": render.json(result.summary),
+                "recipients": result.recipients,
+                "delivered": result.delivered,
+            }
+        ],
+    )
+
+
+@message.command("poll", help="List your messages that still need input, newest first.")
+@fleet_id_option
+@agent_id_option
+@full_option
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="At most N messages.")
+@click.pass_context
+def poll(
+    ctx: click.Context, fleet_id: int | None, agent_id: int, full: bool, limit: int | None
+) -> None:
+    app = app_of(ctx)
+    fid = require_fleet_id(fleet_id)
+    messages = app.components.messaging().poll(fid, agent_id, limit)
+    render = _renderer(app, full)
+    text = "\n\n".join(render.text(m) for m in messages) if messages else "No messages found."
+    app.emit(text, lambda: [render.json(m) for m in messages])
+
+
+@message.command("ack", help="Acknowledge a message you received.")
+@fleet_id_option
+@agent_id_option
+@click.option("--task-id", type=int, required=True, help="The message to acknowledge.")
+@full_option
+@quiet_option
+@click.pass_context
+def ack(
+    ctx: click.Context, fleet_id: int | None, agent_id: int, task_id: int, full: bool, quiet: bool
+) -> None:
+    app = app_of(ctx)
+    fid = require_fleet_id(fleet_id)
+    acked = app.components.messaging().ack(fid, agent_id, task_id)
+    render = _renderer(app, full)
+    out = str(acked.task_id) if quiet else f"Message acknowledged.\n{render.text(acked)}"
+    app.emit(out, lambda: render.json(acked))
+
+
+@message.command("cancel", help="Retract a message you sent that was not acknowledged yet.")
+@fleet_id_option
+@agent_id_option
+@click.option("--task-id", type=int, required=True, help="The message to cancel.")
+@full_option
+@click.pass_context
+def cancel(
+    ctx: click.Context, fleet_id: int | None, agent_id: int, task_id: int, full: bool
+) -> None:
+    app = app_of(ctx)
+    fid = require_fleet_id(fleet_id)
+    canceled = app.components.messaging().cancel(fid, agent_id, task_id)
+    render = _renderer(app, full)
+    app.emit(f"Task canceled.\n{render.text(canceled)}", lambda: render.json(canceled))
+
+
+@message.command("show", help="Show any message of the fleet.")
+@fleet_id_option
+@agent_id_option
+@click.option("--task-id", type=int, required=True, help="The message to show.")
+@full_option
+@click.pass_context
+def show(ctx: click.Context, fleet_id: int | None, agent_id: int, task_id: int, full: bool) -> None:
+    from cafleet.entrypoints.cli.rendering import iso
+
+    app = app_of(ctx)
+    fid = require_fleet_id(fleet_id)
+    detail = app.components.messaging().show(fid, agent_id, task_id)
+    render = _renderer(app, full)
+
+    def payload() -> dict[str, Any]:
+        body = render.json(detail.message)
+        if full:
+            body["deliveries"] = [
+                {
+                    "recipient_agent_id": d.recipient_agent_id,
+                    "state": d.state.value,
+                    "transport": d.transport,
+                    "pane_id": d.pane_id,
+                    "attempted_at": iso(d.attempted_at),
+                    "error": d.error,
+                }
+                for d in detail.deliveries
+            ]
+        return body
+
+    app.emit(render.text(detail.message), payload)

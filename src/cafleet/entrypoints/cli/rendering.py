@@ -1,0 +1,135 @@
+"""Text and JSON renderings shared by the commands."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from cafleet.domain.message import Message, MessageState, MessageType
+from cafleet.domain.placement import Placement
+
+ELLIPSIS = "…"
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def iso(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat(timespec="microseconds")
+
+
+def truncate(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + ELLIPSIS
+
+
+def humanize(delta: timedelta) -> str:
+    seconds = max(0, int(delta.total_seconds()))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m"
+    return f"{seconds // 3600}h"
+
+
+def labelled(pairs: Sequence[tuple[str, object]], width: int, indent: str = "") -> str:
+    """Lines of `label: value` with every value starting in the same column."""
+    return "\n".join(
+        f"{indent}{(label + ':').ljust(width)}{value}".rstrip() for label, value in pairs
+    )
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[object]], indent: str = "") -> str:
+    """Columns sized to their content, two spaces apart, a dashed rule under the header."""
+    cells = [[str(c) for c in row] for row in rows]
+    widths = [max([len(h), *(len(r[i]) for r in cells)]) for i, h in enumerate(headers)]
+
+    def line(values: Sequence[str]) -> str:
+        return (
+            indent + "  ".join(v.ljust(w) for v, w in zip(values, widths, strict=True))
+        ).rstrip()
+
+    return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, cells)])
+
+
+def count_line(n: int, noun: str) -> str:
+    if n == 0:
+        return f"0 {noun}s."
+    return f"1 {noun}:" if n == 1 else f"{n} {noun}s:"
+
+
+def placement_json(p: Placement) -> dict[str, Any]:
+    return {
+        "director_agent_id": p.director_agent_id,
+        "backend": p.backend.value,
+        "mux_session": p.session,
+        "mux_window_id": p.window_id,
+        "mux_pane_id": p.pane_id,
+        "coding_agent": p.coding_agent.value,
+        "created_at": iso(p.created_at),
+    }
+
+
+class MessageRenderer:
+    """The compact and full renderings of a message, in text and JSON."""
+
+    def __init__(self, max_text_len: int, full: bool) -> None:
+        self._limit = max_text_len
+        self.full = full
+
+    def _body(self, m: Message) -> str:
+        return m.text if self.full else truncate(m.text, self._limit)
+
+    def text(self, m: Message) -> str:
+        if self.full:
+            pairs: list[tuple[str, object]] = [
+                ("id", m.task_id),
+                ("state", m.state.value),
+                ("from", m.from_agent_id),
+            ]
+            if m.to_agent_id is not None:
+                pairs.append(("to", m.to_agent_id))
+            pairs.append(("type", m.type.value))
+            if m.text:
+                pairs.append(("text", m.text))
+            return labelled(pairs, 7, indent="  ")
+        segments = [str(m.task_id), f"from:{m.from_agent_id}"]
+        if m.type is not MessageType.UNICAST:
+            segments.append(f"kind:{m.type.value}")
+        if m.origin_task_id is not None:
+            segments.append(f"origin:{m.origin_task_id}")
+        if m.state is not MessageState.INPUT_REQUIRED:
+            segments.append(f"state:{m.state.value}")
+        segments.append(iso(m.status_timestamp) or "")
+        header = "[" + " | ".join(segments) + "]"
+        return f"{header}\n{self._body(m)}" if m.text else header
+
+    def json(self, m: Message) -> dict[str, Any]:
+        if self.full:
+            return {
+                "task_id": m.task_id,
+                "context_id": m.context_id,
+                "from_agent_id": m.from_agent_id,
+                "to_agent_id": m.to_agent_id,
+                "type": m.type.value,
+                "created_at": iso(m.created_at),
+                "status_state": m.state.value,
+                "status_timestamp": iso(m.status_timestamp),
+                "origin_task_id": m.origin_task_id,
+                "text": m.text,
+            }
+        compact: dict[str, Any] = {
+            "id": m.task_id,
+            "from": m.from_agent_id,
+            "ts": iso(m.status_timestamp),
+            "text": self._body(m),
+        }
+        if m.type is not MessageType.UNICAST:
+            compact["kind"] = m.type.value
+        if m.origin_task_id is not None:
+            compact["origin"] = m.origin_task_id
+        if m.state is not MessageState.INPUT_REQUIRED:
+            compact["state"] = m.state.value
+        return compact

@@ -1,0 +1,148 @@
+"""Settings from CAFLEET_* environment variables, validated on demand.
+
+Plain dataclasses and explicit parsers rather than pydantic-settings: every CLI
+call validates its settings, and importing pydantic-settings alone costs more
+than the rest of a hot command (see docs/architecture.md). Each parser gives the
+one-line message a user sees.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+from cafleet.domain.errors import Invalid
+
+T = TypeVar("T")
+
+AGENT_BACKENDS = ("claude", "codex", "opencode", "custom")
+DEFAULT_SUBMIT_DELAYS = {"claude": 1.0, "codex": 1.0, "opencode": 1.0, "custom": 0.2}
+DEFAULT_AGENT_COMMANDS = {
+    "claude": ("claude", "node"),
+    "codex": ("codex", "node"),
+    "opencode": ("opencode", "node", "bun"),
+}
+
+
+@dataclass(frozen=True)
+class Settings:
+    database_url: str
+    database_path: Path | None  # None for an in-memory URL
+    broker_host: str = "127.0.0.1"
+    broker_port: int = 8000
+    webui_token: str | None = None
+    max_text_len: int = 200
+    multiplexer: str | None = None
+    monitor_stall_interval: int = 240
+    submit_delays: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_SUBMIT_DELAYS))
+    agent_commands: Mapping[str, tuple[str, ...]] = field(
+        default_factory=lambda: dict(DEFAULT_AGENT_COMMANDS)
+    )
+    custom_agent_command: str | None = None
+    debug: bool = False
+
+    @staticmethod
+    def from_environ(env: Mapping[str, str] | None = None) -> Settings:
+        """Read and validate every CAFLEET_* setting; the first bad one raises Invalid."""
+        env = os.environ if env is None else env
+        url = env.get("CAFLEET_DATABASE_URL") or default_database_url(env)
+        return Settings(
+            database_url=url,
+            database_path=sqlite_path(url),
+            broker_host=env.get("CAFLEET_BROKER_HOST") or "127.0.0.1",
+            broker_port=_read(env, "CAFLEET_BROKER_PORT", 8000, _port),
+            webui_token=env.get("CAFLEET_WEBUI_TOKEN") or None,
+            max_text_len=_read(env, "CAFLEET_MAX_TEXT_LEN", 200, _positive_int),
+            # validated where the caller's own pane matters (fleet create, doctor)
+            multiplexer=env.get("CAFLEET_MULTIPLEXER") or None,
+            monitor_stall_interval=_read(env, "CAFLEET_MONITOR_STALL_INTERVAL", 240, _integer),
+            submit_delays={
+                agent: _read(env, f"CAFLEET_SUBMIT_DELAY_{agent.upper()}", default, _delay)
+                for agent, default in DEFAULT_SUBMIT_DELAYS.items()
+            },
+            agent_commands={
+                agent: _read(env, f"CAFLEET_AGENT_COMMANDS_{agent.upper()}", default, _names)
+                for agent, default in DEFAULT_AGENT_COMMANDS.items()
+            },
+            custom_agent_command=env.get("CAFLEET_CUSTOM_AGENT_COMMAND") or None,
+            debug=env.get("CAFLEET_DEBUG", "") not in ("", "0"),
+        )
+
+    def require_database_path(self) -> Path:
+        if self.database_path is None:
+            raise Invalid("database URL has no file path")
+        return self.database_path
+
+
+def default_database_url(env: Mapping[str, str]) -> str:
+    home = env.get("HOME") or str(Path.home())
+    return f"sqlite:///{home}/.local/share/cafleet/cafleet_v2.db"
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The file of a sqlite:/// URL; `~` is deliberately not expanded."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or not (scheme == "sqlite" or scheme.startswith("sqlite+")):
+        raise Invalid(f"unsupported database URL '{url}'; only sqlite:/// URLs are supported")
+    if rest in ("", "/", "/:memory:"):
+        return None
+    if not rest.startswith("/"):
+        raise Invalid(f"unsupported database URL '{url}'; only sqlite:/// URLs are supported")
+    return Path(rest[1:].split("?", 1)[0])
+
+
+def _read(env: Mapping[str, str], name: str, default: T, parse: Callable[[str], T]) -> T:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return parse(raw)
+    except ValueError as exc:
+        raise Invalid(f"invalid value for {name}: {raw!r} ({exc})") from None
+
+
+def _integer(raw: str) -> int:
+    try:
+        return int(raw.strip())
+    except ValueError:
+        raise ValueError("expected an integer") from None
+
+
+def _positive_int(raw: str) -> int:
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ValueError("expected an integer >= 1")
+    return value
+
+
+def _port(raw: str) -> int:
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        value = 0
+    if not 1 <= value <= 65535:
+        raise ValueError("expected an integer between 1 and 65535")
+    return value
+
+
+def _delay(raw: str) -> float:
+    try:
+        value = float(raw.strip())
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 10:
+        raise ValueError("expected a number of seconds between 0 and 10")
+    return value
+
+
+def _names(raw: str) -> tuple[str, ...]:
+    names = tuple(n.strip() for n in raw.split(",") if n.strip())
+    if not names:
+        raise ValueError("expected a comma-separated list of command names")
+    return names
