@@ -17,9 +17,19 @@ from cafleet.settings import Settings
 
 if TYPE_CHECKING:
     from cafleet.application.fleets import FleetService
+    from cafleet.application.keystrokes import KeystrokeSender
+    from cafleet.application.lifecycle import MemberRemoval
+    from cafleet.application.member_panes import MemberPanes
     from cafleet.application.members import MemberService
     from cafleet.application.messaging import MessagingService
-    from cafleet.application.ports import Clock, Notifier, PaneLocator, UnitOfWorkFactory
+    from cafleet.application.ports import (
+        Clock,
+        Notifier,
+        PaneDrivers,
+        PaneLocator,
+        UnitOfWorkFactory,
+    )
+    from cafleet.application.teardown import PaneTeardown
 
 
 class Components:
@@ -42,10 +52,29 @@ class Components:
         return SystemClock()
 
     @cached_property
-    def notifier(self) -> Notifier:
-        from cafleet.adapters.notify.unwired import UnwiredNotifier
+    def pane_drivers(self) -> PaneDrivers:
+        from cafleet.adapters.drivers import SystemPaneDrivers
 
-        return UnwiredNotifier()
+        return SystemPaneDrivers()
+
+    @cached_property
+    def keystrokes(self) -> KeystrokeSender:
+        from cafleet.adapters.pane_locks import FileLocks, runtime_directory
+        from cafleet.application.keystrokes import KeystrokeSender
+
+        return KeystrokeSender(
+            self.pane_drivers,
+            FileLocks(runtime_directory(self.env)),
+            self.clock,
+            self.settings.submit_delays,
+            self.settings.agent_commands,
+        )
+
+    @cached_property
+    def notifier(self) -> Notifier:
+        from cafleet.adapters.notify.pane import PaneNotifier
+
+        return PaneNotifier(self.keystrokes, self.settings.max_text_len)
 
     @cached_property
     def locator(self) -> PaneLocator:
@@ -53,10 +82,26 @@ class Components:
 
         return EnvironmentPaneLocator(self.env)
 
+    @cached_property
+    def teardown(self) -> PaneTeardown:
+        from cafleet.application.teardown import PaneTeardown
+
+        return PaneTeardown(self.keystrokes, self.pane_drivers, self.clock)
+
     def fleets(self) -> FleetService:
         from cafleet.application.fleets import FleetService
 
-        return FleetService(self.uow, self.clock, self.locator)
+        return FleetService(self.uow, self.clock, self.locator, self.teardown)
+
+    def member_panes(self) -> MemberPanes:
+        from cafleet.application.member_panes import MemberPanes
+
+        return MemberPanes(self.uow, self.clock, self.pane_drivers, self.keystrokes)
+
+    def member_removal(self) -> MemberRemoval:
+        from cafleet.application.lifecycle import MemberRemoval
+
+        return MemberRemoval(self.uow, self.clock, self.pane_drivers, self.teardown)
 
     def messaging(self) -> MessagingService:
         from cafleet.application.messaging import MessagingService

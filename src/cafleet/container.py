@@ -12,17 +12,23 @@ from pathlib import Path
 from dependency_injector import containers, providers
 
 from cafleet.adapters.clock import SystemClock
+from cafleet.adapters.drivers import SystemPaneDrivers
 from cafleet.adapters.fake.clock import FakeClock
 from cafleet.adapters.fake.locator import FakePaneLocator
-from cafleet.adapters.fake.notifier import RecordingNotifier
+from cafleet.adapters.fake.pane_driver import FakePaneDrivers, ThreadLocks
 from cafleet.adapters.fake.store import MemoryStore
 from cafleet.adapters.locator import EnvironmentPaneLocator
-from cafleet.adapters.notify.unwired import UnwiredNotifier
+from cafleet.adapters.notify.pane import PaneNotifier
+from cafleet.adapters.pane_locks import FileLocks, runtime_directory
 from cafleet.adapters.sqlite.engine import open_engine
 from cafleet.adapters.sqlite.unit_of_work import SqlUnitOfWorkFactory
 from cafleet.application.fleets import FleetService
+from cafleet.application.keystrokes import KeystrokeSender
+from cafleet.application.lifecycle import MemberRemoval
+from cafleet.application.member_panes import MemberPanes
 from cafleet.application.members import MemberService
 from cafleet.application.messaging import MessagingService
+from cafleet.application.teardown import PaneTeardown
 from cafleet.settings import Settings
 
 
@@ -38,10 +44,24 @@ class Container(containers.DeclarativeContainer):
     engine = providers.Singleton(open_engine, database_path)
     uow = providers.Singleton(SqlUnitOfWorkFactory, engine, database_path)
     clock = providers.Singleton(SystemClock)
-    notifier = providers.Singleton(UnwiredNotifier)
+    pane_drivers = providers.Singleton(SystemPaneDrivers)
+    pane_locks = providers.Singleton(lambda env: FileLocks(runtime_directory(env)), environ)
+    keystrokes = providers.Singleton(
+        KeystrokeSender,
+        pane_drivers,
+        pane_locks,
+        clock,
+        settings.provided.submit_delays,
+        settings.provided.agent_commands,
+    )
+    notifier = providers.Singleton(PaneNotifier, keystrokes, settings.provided.max_text_len)
     locator = providers.Singleton(EnvironmentPaneLocator, environ)
 
-    fleets = providers.Factory(FleetService, uow, clock, locator)
+    teardown = providers.Singleton(PaneTeardown, keystrokes, pane_drivers, clock)
+
+    fleets = providers.Factory(FleetService, uow, clock, locator, teardown)
+    member_panes = providers.Factory(MemberPanes, uow, clock, pane_drivers, keystrokes)
+    member_removal = providers.Factory(MemberRemoval, uow, clock, pane_drivers, teardown)
     messaging = providers.Factory(MessagingService, uow, clock, notifier)
     members = providers.Factory(MemberService, uow, clock)
 
@@ -58,6 +78,7 @@ def build_fake_container(settings: Settings | None = None) -> Container:
     )
     container.uow.override(providers.Singleton(MemoryStore))
     container.clock.override(providers.Singleton(FakeClock))
-    container.notifier.override(providers.Singleton(RecordingNotifier))
+    container.pane_drivers.override(providers.Singleton(FakePaneDrivers))
+    container.pane_locks.override(providers.Singleton(ThreadLocks))
     container.locator.override(providers.Singleton(FakePaneLocator))
     return container

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from enum import StrEnum
 
-from cafleet.application.ports import Clock, PaneLocator, UnitOfWorkFactory
+from cafleet.application.lifecycle import DEFAULT_EXIT_TIMEOUT_SECONDS
+from cafleet.application.ports import Clock, PaneLocator, PushTarget, UnitOfWorkFactory
+from cafleet.application.teardown import Closing, PaneTeardown
 from cafleet.domain.agent import (
     ADMINISTRATOR_NAME,
     DIRECTOR_DESCRIPTION,
@@ -33,17 +37,47 @@ class FleetRow:
     agent_count: int
 
 
+class PaneFate(StrEnum):
+    CLOSED = "closed"
+    KILLED = "killed"
+    GONE = "gone"
+    KEPT = "kept"
+    FAILED = "failed"
+
+
+_FATES = {
+    Closing.GONE: PaneFate.GONE,
+    Closing.CLOSED: PaneFate.CLOSED,
+    Closing.KILLED: PaneFate.KILLED,
+    Closing.KILLED_NOT_AGENT: PaneFate.KILLED,
+    Closing.KILLED_AFTER_TIMEOUT: PaneFate.KILLED,
+    Closing.FAILED: PaneFate.FAILED,
+}
+
+
+@dataclass(frozen=True)
+class MemberPane:
+    agent_id: int
+    pane_id: str
+    fate: PaneFate
+    error: str | None = None
+
+
 @dataclass(frozen=True)
 class FleetDeleted:
     fleet_id: int
     deregistered: int
+    panes: tuple[MemberPane, ...] = ()
 
 
 class FleetService:
-    def __init__(self, uow: UnitOfWorkFactory, clock: Clock, locator: PaneLocator) -> None:
+    def __init__(
+        self, uow: UnitOfWorkFactory, clock: Clock, locator: PaneLocator, teardown: PaneTeardown
+    ) -> None:
         self._uow = uow
         self._clock = clock
         self._locator = locator
+        self._teardown = teardown
 
     def create(self, name: str, coding_agent: CodingAgent) -> FleetCreated:
         try:
@@ -85,12 +119,27 @@ class FleetService:
         with self._uow() as uow:
             return _existing(uow.fleets.get(fleet_id), fleet_id)
 
-    def delete(self, fleet_id: int) -> FleetDeleted:
-        """Soft-delete the fleet and deregister every active agent in one transaction."""
-        with self._uow(write=True) as uow:
+    def delete(
+        self,
+        fleet_id: int,
+        *,
+        keep_panes: bool = False,
+        timeout: float = DEFAULT_EXIT_TIMEOUT_SECONDS,
+    ) -> FleetDeleted:
+        """Close the members' panes (never the Director's), then soft-delete the fleet and
+        deregister every active agent in one transaction."""
+        with self._uow() as uow:
             fleet = _existing(uow.fleets.get(fleet_id), fleet_id)
             if fleet.is_deleted:
                 return FleetDeleted(fleet_id, 0)
+            agents = uow.agents.in_fleet(fleet_id)
+            placements = uow.placements.for_agents(a.agent_id for a in agents)
+        targets = [
+            PushTarget.of(p) for p in placements.values() if p.is_member and not p.is_pending
+        ]
+        panes = self._close_panes(sorted(targets, key=lambda t: t.agent_id), keep_panes, timeout)
+        with self._uow(write=True) as uow:
+            fleet = _existing(uow.fleets.get(fleet_id), fleet_id)
             now = self._clock.now()
             agents = uow.agents.in_fleet(fleet_id)
             for agent in agents:
@@ -100,7 +149,22 @@ class FleetService:
             uow.monitor.remove_runtime(fleet_id)
             uow.fleets.save(fleet.deleted(now))
             uow.commit()
-        return FleetDeleted(fleet_id, len(agents))
+        return FleetDeleted(fleet_id, len(agents), panes)
+
+    def _close_panes(
+        self, targets: Sequence[PushTarget], keep: bool, timeout: float
+    ) -> tuple[MemberPane, ...]:
+        if keep:
+            return tuple(MemberPane(t.agent_id, t.pane_id, PaneFate.KEPT) for t in targets)
+        return tuple(
+            MemberPane(
+                c.target.agent_id,
+                c.target.pane_id,
+                _FATES[c.status],
+                c.detail if c.status is Closing.FAILED else None,
+            )
+            for c in self._teardown.graceful([*targets], timeout)
+        )
 
 
 def _existing(fleet: Fleet | None, fleet_id: int) -> Fleet:

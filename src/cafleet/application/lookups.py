@@ -43,3 +43,7 @@ def message_in_fleet(uow: UnitOfWork, fleet_id: int, task_id: int) -> Message:
     if message is None or owner is None or owner.fleet_id != fleet_id:
         raise NotFound(f"Task {task_id} not found")
     return message
+
+
+def no_placement_row(agent_id: int) -> str:
+    return f"agent {agent_id} has no placement row; it was not spawned via `cafleet member create`."

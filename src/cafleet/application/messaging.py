@@ -11,7 +11,12 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
-from cafleet.application.lookups import acting_agent, active_agent, message_in_fleet
+from cafleet.application.lookups import (
+    acting_agent,
+    active_agent,
+    message_in_fleet,
+    no_placement_row,
+)
 from cafleet.application.ports import (
     Announcement,
     Clock,
@@ -22,7 +27,9 @@ from cafleet.application.ports import (
 )
 from cafleet.domain.agent import Agent
 from cafleet.domain.delivery import Delivery, DeliveryState, PushOutcome, SkipReason
+from cafleet.domain.errors import NotFound
 from cafleet.domain.message import Message, broadcast_summary, unicast
+from cafleet.domain.placement import Placement
 
 BROADCAST_PUSH_WORKERS = 8
 
@@ -54,6 +61,13 @@ class MessageDetail:
 
 
 @dataclass(frozen=True)
+class NudgeResult:
+    target: Agent
+    placement: Placement
+    sent: SendResult
+
+
+@dataclass(frozen=True)
 class _Planned:
     """A stored delivery and, when a pane must be touched, where to push."""
 
@@ -80,6 +94,21 @@ class MessagingService:
             uow.commit()
         [delivery] = self._push([planned])
         return SendResult(message, delivery)
+
+    def nudge(self, fleet_id: int, sender_id: int, member_id: int, text: str) -> NudgeResult:
+        """An ordinary message to a placed agent; the target is resolved before the sender."""
+        with self._uow() as uow:
+            target = active_agent(uow, fleet_id, member_id, f"Agent {member_id} not found")
+            placement = uow.placements.get(member_id)
+            if placement is None:
+                raise NotFound(no_placement_row(member_id))
+            active_agent(
+                uow,
+                fleet_id,
+                sender_id,
+                f"Sender agent not found or not active in fleet: {sender_id}",
+            )
+        return NudgeResult(target, placement, self.send(fleet_id, sender_id, member_id, text))
 
     def broadcast(self, fleet_id: int, agent_id: int, text: str) -> BroadcastResult:
         with self._uow(write=True) as uow:

@@ -7,7 +7,8 @@ taken inside it order the same way as the ids it assigns.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from types import TracebackType
@@ -18,6 +19,7 @@ from cafleet.domain.delivery import Delivery, PushOutcome
 from cafleet.domain.fleet import Fleet
 from cafleet.domain.message import Message
 from cafleet.domain.monitor import MonitorSchedule
+from cafleet.domain.panes import Key, PaneInfo
 from cafleet.domain.placement import CodingAgent, Multiplexer, PaneLocation, Placement
 
 
@@ -116,6 +118,63 @@ class UnitOfWorkFactory(Protocol):
 class Clock(Protocol):
     def now(self) -> datetime: ...
     def sleep(self, seconds: float) -> None: ...
+
+
+class PaneDriver(Protocol):
+    """Mechanics of one multiplexer server; no message formatting, no policy.
+
+    Pane ids are opaque strings. A missing pane raises PaneGone; any other failure
+    raises an Unavailable error with a one-line message.
+    """
+
+    backend: Multiplexer
+
+    def spawn(self, beside: str, argv: Sequence[str], env: Mapping[str, str], cwd: str) -> str:
+        """Open a pane next to `beside` running argv directly (no shell); focus stays."""
+        ...
+
+    def type_text(self, pane_id: str, text: str) -> None:
+        """Type one line literally, without pressing Enter."""
+        ...
+
+    def paste_text(self, pane_id: str, text: str) -> None:
+        """Paste text as one bracketed paste (line breaks kept), without pressing Enter."""
+        ...
+
+    def send_keys(self, pane_id: str, *keys: Key) -> None: ...
+    def capture(self, pane_id: str, lines: int, *, ansi: bool = False) -> str:
+        """The last `lines` lines of the pane, trailing blank rows trimmed."""
+        ...
+
+    def list_panes(self) -> dict[str, PaneInfo]:
+        """Every pane of the server in one call."""
+        ...
+
+    def pane(self, pane_id: str) -> PaneInfo | None:
+        """One pane, or None when it no longer exists."""
+        ...
+
+    def kill(self, pane_id: str) -> bool:
+        """Close the pane; False when it was already gone."""
+        ...
+
+    def relayout(self, window_id: str) -> None:
+        """Re-apply the fleet layout (Director left, members stacked right); best effort."""
+        ...
+
+
+class PaneDrivers(Protocol):
+    """The driver for the server a placement recorded (backend and socket)."""
+
+    def __call__(self, backend: Multiplexer, socket: str | None) -> PaneDriver: ...
+
+
+class PaneLocks(Protocol):
+    """Exclusive per-pane locks so two processes never interleave keystrokes in one pane."""
+
+    def hold(self, key: str, timeout: float) -> AbstractContextManager[None]:
+        """Hold the lock for key; raises TimeoutError after timeout seconds."""
+        ...
 
 
 class PaneLocator(Protocol):

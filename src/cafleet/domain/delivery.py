@@ -22,7 +22,6 @@ class SkipReason:
     PENDING_PANE = "pending-pane"
     PANE_GONE = "pane-gone"
     AGENT_NOT_DETECTED = "agent-not-detected"
-    NO_NOTIFIER = "no-notifier"
 
     @staticmethod
     def not_agent(command: str) -> str:

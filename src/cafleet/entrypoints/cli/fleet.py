@@ -144,15 +144,49 @@ def show(ctx: click.Context, fleet_id: int | None, local_json: bool) -> None:
     )
 
 
-@fleet.command("delete", help="Soft-delete a fleet and deregister all of its agents.")
+@fleet.command("delete", help="Close member panes, then soft-delete the fleet.")
 @fleet_id_option
+@click.option("--keep-panes", is_flag=True, help="Leave member panes running.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0),
+    default=15.0,
+    show_default=True,
+    help="Seconds to wait for members to exit before killing their panes.",
+)
 @local_json
 @click.pass_context
-def delete(ctx: click.Context, fleet_id: int | None, local_json: bool) -> None:
+def delete(
+    ctx: click.Context, fleet_id: int | None, keep_panes: bool, timeout: float, local_json: bool
+) -> None:
+    from cafleet.application.fleets import PaneFate
+
     _use_json(ctx, local_json)
     app = app_of(ctx)
-    done = app.components.fleets().delete(require_fleet_id(fleet_id))
+    done = app.components.fleets().delete(
+        require_fleet_id(fleet_id), keep_panes=keep_panes, timeout=timeout
+    )
+    for pane in done.panes:
+        if pane.fate is PaneFate.FAILED:
+            click.echo(f"Warning: could not close pane {pane.pane_id}: {pane.error}", err=True)
+    lines = [f"Deleted fleet {done.fleet_id}. Deregistered {done.deregistered} agents."]
+    if done.panes and keep_panes:
+        lines.append(f"  panes: {len(done.panes)} left running (--keep-panes)")
+    elif done.panes:
+        count = {fate: sum(1 for p in done.panes if p.fate is fate) for fate in PaneFate}
+        failed = f", {count[PaneFate.FAILED]} failed" if count[PaneFate.FAILED] else ""
+        lines.append(
+            f"  panes: {count[PaneFate.CLOSED]} closed, {count[PaneFate.KILLED]} killed,"
+            f" {count[PaneFate.GONE]} already gone{failed}"
+        )
     app.emit(
-        f"Deleted fleet {done.fleet_id}. Deregistered {done.deregistered} agents.",
-        lambda: {"fleet_id": done.fleet_id, "deregistered": done.deregistered, "panes": []},
+        "\n".join(lines),
+        lambda: {
+            "fleet_id": done.fleet_id,
+            "deregistered": done.deregistered,
+            "panes": [
+                {"agent_id": p.agent_id, "pane_id": p.pane_id, "status": p.fate.value}
+                for p in done.panes
+            ],
+        },
     )

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from cafleet.entrypoints.cli.app import CafleetGroup, app_of, fleet_id_option, require_fleet_id
+from cafleet.entrypoints.cli.text_input import read_body, text_options
 
 if TYPE_CHECKING:
     from cafleet.application.members import MemberListing, MemberView
@@ -195,3 +196,161 @@ def _listing_json(listing: MemberListing) -> list[dict[str, Any]]:
             )
         out.append(body)
     return out
+
+
+member_id_option = click.option(
+    "--member-id",
+    "member_id",
+    type=int,
+    required=True,
+    help="The member (any placed agent for pane verbs).",
+)
+
+
+@member.command("capture", help="Print the last lines of a member's pane.")
+@fleet_id_option
+@member_id_option
+@click.option(
+    "--lines",
+    "--tail",
+    "lines",
+    type=click.IntRange(min=1),
+    default=20,
+    show_default=True,
+    help="How many lines.",
+)
+@click.option("--ansi/--no-ansi", default=False, help="Keep terminal escape sequences.")
+@click.pass_context
+def capture(
+    ctx: click.Context, fleet_id: int | None, member_id: int, lines: int, ansi: bool
+) -> None:
+    from cafleet.entrypoints.cli.rendering import iso
+
+    app = app_of(ctx)
+    shot = app.components.member_panes().capture(
+        require_fleet_id(fleet_id), member_id, lines, ansi=ansi
+    )
+    if app.json:
+        app.emit(
+            None,
+            lambda: {
+                "member_agent_id": shot.member_agent_id,
+                "pane_id": shot.pane_id,
+                "lines": shot.lines,
+                "content": shot.content,
+                "captured_at": iso(shot.captured_at),
+                "content_sha256": shot.content_sha256,
+            },
+        )
+    else:
+        click.echo(shot.content, nl=False)
+
+
+@member.command("exec", help="Run a shell command in a member's agent (typed as `! cmd`).")
+@fleet_id_option
+@member_id_option
+@click.argument("command")
+@click.pass_context
+def exec_command(ctx: click.Context, fleet_id: int | None, member_id: int, command: str) -> None:
+    command = command.strip()
+    if "\n" in command or "\r" in command:
+        raise click.UsageError("command may not contain newlines.", ctx)
+    if not command:
+        raise click.UsageError("command may not be empty.", ctx)
+    app = app_of(ctx)
+    placed = app.components.member_panes().exec(require_fleet_id(fleet_id), member_id, command)
+    pane = placed.target.pane_id
+    app.emit(
+        f"Sent bash command {command!r} to member {placed.agent.name} ({pane}).",
+        lambda: {"member_agent_id": member_id, "pane_id": pane, "command": command},
+    )
+
+
+@member.command("ping", help="Make an agent poll its messages now.")
+@fleet_id_option
+@member_id_option
+@click.option("--quiet", is_flag=True, help="Print only the agent id.")
+@click.pass_context
+def ping(ctx: click.Context, fleet_id: int | None, member_id: int, quiet: bool) -> None:
+    app = app_of(ctx)
+    placed = app.components.member_panes().ping(require_fleet_id(fleet_id), member_id)
+    pane = placed.target.pane_id
+    text = (
+        str(member_id)
+        if quiet
+        else f"Pinged member {placed.agent.name} ({pane}) — poll keystroke dispatched."
+    )
+    app.emit(text, lambda: {"member_agent_id": member_id, "pane_id": pane})
+
+
+@member.command("nudge", help="Send a member an ordinary message with its pane preview.")
+@fleet_id_option
+@click.option("--agent-id", "agent_id", type=int, required=True, help="The sender (you).")
+@member_id_option
+@text_options
+@click.pass_context
+def nudge(
+    ctx: click.Context,
+    fleet_id: int | None,
+    agent_id: int,
+    member_id: int,
+    text: str | None,
+    text_file: str | None,
+) -> None:
+    from cafleet.domain.delivery import DeliveryState
+    from cafleet.entrypoints.cli.message import notification_json
+
+    body = read_body(text, text_file)
+    app = app_of(ctx)
+    done = app.components.messaging().nudge(require_fleet_id(fleet_id), agent_id, member_id, body)
+    delivery, task_id = done.sent.delivery, done.sent.message.task_id
+    pane, name = done.placement.pane_id, done.target.name
+    if pane is None:
+        out = f"Nudged {name} — no pane; task {task_id} queued."
+    elif delivery.state is DeliveryState.SENT:
+        out = f"Nudged {name} ({pane}) — task {task_id} queued, Esc-safeguarded preview dispatched."
+    else:
+        out = (
+            f"Nudged {name} ({pane}) — task {task_id} queued; inline preview not delivered"
+            f" ({delivery.error})."
+        )
+    app.emit(
+        out,
+        lambda: {
+            "member_agent_id": member_id,
+            "pane_id": pane,
+            "task_id": task_id,
+            "notification_sent": delivery.state is DeliveryState.SENT,
+            "notification": notification_json(delivery),
+        },
+    )
+
+
+@member.command("delete", help="Close a member's pane and deregister it.")
+@fleet_id_option
+@member_id_option
+@click.option("-f", "--force", is_flag=True, help="Kill the pane instead of asking /exit.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0),
+    default=15.0,
+    show_default=True,
+    help="Seconds to wait for the agent to exit before killing the pane.",
+)
+@click.pass_context
+def delete(
+    ctx: click.Context, fleet_id: int | None, member_id: int, force: bool, timeout: float
+) -> None:
+    from cafleet.entrypoints.cli.rendering import labelled
+
+    app = app_of(ctx)
+    done = app.components.member_removal().delete(
+        require_fleet_id(fleet_id), member_id, force=force, timeout=timeout
+    )
+    if done.warning:
+        click.echo(done.warning, err=True)
+    header = "Member deleted (--force)." if force else "Member deleted."
+    body = labelled([("agent_id", done.agent_id), ("pane_id", done.pane_status)], 11, indent="  ")
+    app.emit(
+        f"{header}\n{body}", lambda: {"agent_id": done.agent_id, "pane_status": done.pane_status}
+    )

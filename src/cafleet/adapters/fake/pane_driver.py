@@ -1,0 +1,145 @@
+"""An in-memory multiplexer: panes with argv, env, cwd, a foreground command and a log
+of everything typed into them. Shipped for tests and offline demos."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from cafleet.application.ports import PaneDriver, PaneDrivers, PaneLocks
+from cafleet.domain.errors import Unavailable
+from cafleet.domain.panes import Key, PaneGone, PaneInfo
+from cafleet.domain.placement import Multiplexer
+
+Typed = tuple[str, str]  # ("text" | "paste" | "key", value)
+
+
+@dataclass
+class FakePane:
+    pane_id: str
+    window_id: str
+    argv: tuple[str, ...]
+    env: dict[str, str]
+    cwd: str
+    command: str
+    dead: bool = False
+    typed: list[Typed] = field(default_factory=list)
+    screen: list[str] = field(default_factory=list)
+
+    def submitted(self) -> list[str]:
+        """What an agent would have received as turns: text up to each Enter."""
+        turns, pending = [], ""
+        for kind, value in self.typed:
+            if kind == "key" and value == Key.ENTER.value:
+                turns.append(pending)
+                pending = ""
+            elif kind in ("text", "paste"):
+                pending += value
+        return turns
+
+
+class FakePaneDriver(PaneDriver):
+    def __init__(self, backend: Multiplexer = Multiplexer.TMUX) -> None:
+        self.backend = backend
+        self.panes: dict[str, FakePane] = {}
+        self.unreachable: str | None = None  # set to a reason to simulate a dead server
+        self.on_submit: Callable[[FakePane, str], None] | None = None
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self.calls = 0
+
+    def add_pane(
+        self,
+        command: str,
+        window_id: str = "@0",
+        pane_id: str | None = None,
+        argv: Sequence[str] = (),
+    ) -> FakePane:
+        pane_id = pane_id or f"%{next(self._ids)}"
+        pane = FakePane(pane_id, window_id, tuple(argv) or (command, "--fake"), {}, "/", command)
+        self.panes[pane_id] = pane
+        return pane
+
+    def spawn(self, beside: str, argv: Sequence[str], env: Mapping[str, str], cwd: str) -> str:
+        anchor = self._existing(beside)
+        pane = self.add_pane(argv[0].rsplit("/", 1)[-1], anchor.window_id, argv=argv)
+        pane.env, pane.cwd = dict(env), cwd
+        return pane.pane_id
+
+    def type_text(self, pane_id: str, text: str) -> None:
+        self._existing(pane_id).typed.append(("text", text))
+
+    def paste_text(self, pane_id: str, text: str) -> None:
+        self._existing(pane_id).typed.append(("paste", text))
+
+    def send_keys(self, pane_id: str, *keys: Key) -> None:
+        pane = self._existing(pane_id)
+        for key in keys:
+            pane.typed.append(("key", key.value))
+            if key is Key.ENTER and self.on_submit is not None:
+                self.on_submit(pane, pane.submitted()[-1])
+
+    def capture(self, pane_id: str, lines: int, *, ansi: bool = False) -> str:
+        rows = list(self._existing(pane_id).screen)
+        while rows and not rows[-1].strip():
+            rows.pop()
+        return "\n".join(rows[-lines:])
+
+    def list_panes(self) -> dict[str, PaneInfo]:
+        self._reach()
+        return {p.pane_id: PaneInfo(p.pane_id, p.dead, p.command) for p in self.panes.values()}
+
+    def pane(self, pane_id: str) -> PaneInfo | None:
+        return self.list_panes().get(pane_id)
+
+    def kill(self, pane_id: str) -> bool:
+        self._reach()
+        return self.panes.pop(pane_id, None) is not None
+
+    def relayout(self, window_id: str) -> None:
+        self._reach()
+
+    def _reach(self) -> None:
+        with self._lock:
+            self.calls += 1
+        if self.unreachable is not None:
+            raise Unavailable(f"cannot reach the {self.backend.value} server: {self.unreachable}")
+
+    def _existing(self, pane_id: str) -> FakePane:
+        self._reach()
+        pane = self.panes.get(pane_id)
+        if pane is None or pane.dead:
+            raise PaneGone(pane_id)
+        return pane
+
+
+class FakePaneDrivers(PaneDrivers):
+    """One fake server per (backend, socket), created on first use."""
+
+    def __init__(self) -> None:
+        self.servers: dict[tuple[Multiplexer, str | None], FakePaneDriver] = {}
+
+    def __call__(self, backend: Multiplexer, socket: str | None) -> FakePaneDriver:
+        return self.servers.setdefault((backend, socket), FakePaneDriver(backend))
+
+
+class ThreadLocks(PaneLocks):
+    """In-process per-key locks with the same timeout contract as the file locks."""
+
+    def __init__(self) -> None:
+        self._locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    @contextmanager
+    def hold(self, key: str, timeout: float) -> Iterator[None]:
+        with self._guard:
+            lock = self._locks.setdefault(key, threading.Lock())
+        if not lock.acquire(timeout=timeout):
+            raise TimeoutError(key)
+        try:
+            yield
+        finally:
+            lock.release()

@@ -1,0 +1,153 @@
+"""TmuxPaneDriver: every pane operation as one `tmux -S <socket> ...` argv call.
+
+No shell is involved anywhere. Known tmux pitfalls handled here: a trailing `;`
+is a command separator (sent as `\\;`), one command is capped near 16 KiB (text
+is chunked), `display-message` succeeds for missing panes (never used for
+liveness), and a one-element command runs through the shell (refused).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import subprocess
+import uuid
+from collections.abc import Mapping, Sequence
+
+from cafleet.application.ports import PaneDriver
+from cafleet.domain.errors import Unavailable
+from cafleet.domain.panes import Key, PaneGone, PaneInfo
+from cafleet.domain.placement import Multiplexer, PaneLocation
+
+TIMEOUT_SECONDS = 5
+CHUNK_CHARS = 8 * 1024
+PANE_FORMAT = "#{pane_id}\t#{pane_dead}\t#{pane_current_command}"
+KEY_NAMES = {Key.ENTER: "Enter", Key.ESCAPE: "Escape"}
+_GONE_SIGNS = ("can't find pane", "no such pane", "can't find window")
+_UNREACHABLE_SIGNS = ("no server running", "error connecting to", "failed to connect")
+
+
+class TmuxPaneDriver(PaneDriver):
+    backend = Multiplexer.TMUX
+
+    def __init__(self, socket: str | None = None, binary: str | None = None) -> None:
+        self._socket = socket
+        self._binary = binary
+
+    def spawn(self, beside: str, argv: Sequence[str], env: Mapping[str, str], cwd: str) -> str:
+        if len(argv) < 2:
+            raise ValueError("tmux runs a one-element command through a shell; pass >= 2 args")
+        env_args = [arg for key, value in env.items() for arg in ("-e", f"{key}={value}")]
+        pane_id = self._run(
+            "split-window",
+            "-t",
+            beside,
+            "-d",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "-c",
+            cwd,
+            *env_args,
+            "--",
+            *argv,
+        ).strip()
+        self.relayout(beside)
+        return pane_id
+
+    def type_text(self, pane_id: str, text: str) -> None:
+        for start in range(0, len(text), CHUNK_CHARS):
+            chunk = text[start : start + CHUNK_CHARS]
+            if chunk.endswith(";"):
+                chunk = chunk[:-1] + "\\;"
+            self._run("send-keys", "-t", pane_id, "-l", "--", chunk)
+
+    def paste_text(self, pane_id: str, text: str) -> None:
+        buffer = f"cafleet-{uuid.uuid4().hex}"
+        self._run("load-buffer", "-b", buffer, "-", stdin=text)
+        self._run("paste-buffer", "-p", "-r", "-d", "-b", buffer, "-t", pane_id)
+
+    def send_keys(self, pane_id: str, *keys: Key) -> None:
+        for key in keys:
+            self._run("send-keys", "-t", pane_id, KEY_NAMES[key])
+
+    def capture(self, pane_id: str, lines: int, *, ansi: bool = False) -> str:
+        flags = ["-e"] if ansi else []
+        screen = self._run("capture-pane", "-p", *flags, "-t", pane_id, "-S", f"-{lines}")
+        rows = screen.split("\n")
+        while rows and not rows[-1].strip():
+            rows.pop()
+        return "\n".join(rows[-lines:])
+
+    def list_panes(self) -> dict[str, PaneInfo]:
+        return _parse_panes(self._run("list-panes", "-a", "-F", PANE_FORMAT))
+
+    def pane(self, pane_id: str) -> PaneInfo | None:
+        try:
+            panes = _parse_panes(self._run("list-panes", "-t", pane_id, "-F", PANE_FORMAT))
+        except PaneGone:
+            return None
+        return panes.get(pane_id)
+
+    def kill(self, pane_id: str) -> bool:
+        try:
+            self._run("kill-pane", "-t", pane_id)
+        except PaneGone:
+            return False
+        return True
+
+    def locate(self, pane_id: str) -> PaneLocation:
+        """Session, window and pane ids of a pane (always with -t: tmux otherwise answers
+        for the focused client)."""
+        fields = (
+            self._run(
+                "display-message", "-p", "-t", pane_id, "#{session_name}|#{window_id}|#{pane_id}"
+            )
+            .strip()
+            .split("|")
+        )
+        if len(fields) != 3 or not all(fields):
+            raise Unavailable(f"tmux display-message failed: no pane {pane_id} reported")
+        session, window_id, found = fields
+        return PaneLocation(Multiplexer.TMUX, session, window_id, found, self._socket)
+
+    def relayout(self, window_id: str) -> None:
+        with contextlib.suppress(PaneGone, Unavailable):  # cosmetic: never fail over layout
+            self._run("select-layout", "-t", window_id, "main-vertical")
+
+    def _run(self, subcommand: str, *args: str, stdin: str | None = None) -> str:
+        binary = self._binary or shutil.which("tmux")
+        if binary is None:
+            raise Unavailable("tmux binary not found on PATH")
+        argv = [binary, *(["-S", self._socket] if self._socket else []), subcommand, *args]
+        try:
+            done = subprocess.run(
+                argv,
+                input=stdin,
+                capture_output=True,
+                text=True,
+                timeout=TIMEOUT_SECONDS,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            raise Unavailable(f"tmux {subcommand} timed out after {TIMEOUT_SECONDS}s") from None
+        if done.returncode == 0:
+            return done.stdout
+        reason = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[0]
+        lowered = reason.lower()
+        if any(sign in lowered for sign in _GONE_SIGNS):
+            raise PaneGone(args[args.index("-t") + 1] if "-t" in args else "?")
+        if any(sign in lowered for sign in _UNREACHABLE_SIGNS):
+            raise Unavailable(
+                f"cannot reach the tmux server at {self._socket or 'default'}: {reason}"
+            )
+        raise Unavailable(f"tmux {subcommand} failed: {reason}")
+
+
+def _parse_panes(listing: str) -> dict[str, PaneInfo]:
+    panes = {}
+    for line in listing.splitlines():
+        pane_id, dead, command = [*line.split("\t"), "", ""][:3]
+        if pane_id:
+            panes[pane_id] = PaneInfo(pane_id, dead == "1", command)
+    return panes

@@ -1,0 +1,102 @@
+"""Removing members: close the pane (gracefully unless forced), then deregister."""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+from cafleet.application.lookups import active_agent
+from cafleet.application.ports import Clock, PaneDrivers, PushTarget, UnitOfWorkFactory
+from cafleet.application.teardown import Closing, PaneClosing, PaneTeardown
+from cafleet.domain.errors import CafleetError, NotFound, Unavailable
+from cafleet.domain.placement import Placement
+
+DEFAULT_EXIT_TIMEOUT_SECONDS = 15.0
+
+
+@dataclass(frozen=True)
+class MemberDeleted:
+    agent_id: int
+    pane_status: str
+    forced: bool
+    warning: str | None = None
+
+
+def kill_failed(target: PushTarget, reason: str | None) -> Unavailable:
+    return Unavailable(
+        f"kill_pane failed for pane {target.pane_id}: {reason}. The {target.backend.value}"
+        " server may be unreachable. Verify with 'cafleet doctor', then re-run the command."
+    )
+
+
+class MemberRemoval:
+    def __init__(
+        self, uow: UnitOfWorkFactory, clock: Clock, drivers: PaneDrivers, teardown: PaneTeardown
+    ) -> None:
+        self._uow = uow
+        self._clock = clock
+        self._drivers = drivers
+        self._teardown = teardown
+
+    def delete(
+        self,
+        fleet_id: int,
+        member_id: int,
+        *,
+        force: bool = False,
+        timeout: float = DEFAULT_EXIT_TIMEOUT_SECONDS,
+    ) -> MemberDeleted:
+        with self._uow() as uow:
+            agent = active_agent(uow, fleet_id, member_id, f"Agent {member_id} not found")
+            fleet = uow.fleets.get(fleet_id)
+            if fleet is None:
+                raise NotFound(f"Agent {member_id} not found")
+            agent.deregistered(fleet, self._clock.now())  # refuses the Director and Admin
+            placement = uow.placements.get(member_id)
+        status, warning = self._close(placement, force, timeout)
+        with self._uow(write=True) as uow:
+            current = uow.agents.get(member_id)
+            if current is not None and current.is_active:
+                uow.agents.save(current.deregistered(fleet, self._clock.now()))
+            uow.placements.remove(member_id)
+            uow.monitor.unenroll(member_id)
+            uow.commit()
+        if placement is not None and placement.pane_id is not None:
+            self._relayout(placement)
+        return MemberDeleted(member_id, status, force, warning)
+
+    def _close(
+        self, placement: Placement | None, force: bool, timeout: float
+    ) -> tuple[str, str | None]:
+        if placement is None:
+            return "(no placement)", None
+        if placement.pane_id is None:
+            return "(pending — no pane)", None
+        target = PushTarget.of(placement)
+        closing = (
+            self._teardown.force(target) if force else self._teardown.graceful([target], timeout)[0]
+        )
+        return _describe(closing, timeout, force)
+
+    def _relayout(self, placement: Placement) -> None:
+        with contextlib.suppress(CafleetError):  # layout is cosmetic
+            self._drivers(placement.backend, placement.socket).relayout(placement.window_id)
+
+
+def _describe(closing: PaneClosing, timeout: float, forced: bool) -> tuple[str, str | None]:
+    target = closing.target
+    pane = target.pane_id
+    if closing.status is Closing.FAILED:
+        raise kill_failed(target, closing.detail)
+    if forced:
+        return f"{pane} (killed)", None
+    if closing.status is Closing.KILLED_NOT_AGENT:
+        return f"{pane} (killed: not running {target.coding_agent.value})", None
+    if closing.status is Closing.KILLED_AFTER_TIMEOUT:
+        warning = (
+            f"Warning: pane {pane} did not close within {timeout:.1f}s after /exit;"
+            f" killing it.\n--- pane {pane} tail (last 80 lines) ---\n"
+            f"{closing.tail or ''}\n---"
+        )
+        return f"{pane} (killed after timeout)", warning
+    return f"{pane} (closed)", None

@@ -1,0 +1,112 @@
+"""The pane verbs on one placed agent: capture, exec, ping.
+
+Each reaches the pane through the multiplexer and socket its placement recorded,
+never through the caller's environment.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import datetime
+
+from cafleet.application.keystrokes import Keystrokes, KeystrokeSender
+from cafleet.application.lookups import active_agent
+from cafleet.application.ports import Clock, PaneDrivers, PushTarget, UnitOfWork, UnitOfWorkFactory
+from cafleet.domain.agent import Agent
+from cafleet.domain.delivery import DeliveryState, PushOutcome
+from cafleet.domain.errors import Invalid, NotFound, Unavailable
+from cafleet.domain.panes import strip_ansi
+
+
+@dataclass(frozen=True)
+class PlacedAgent:
+    agent: Agent
+    target: PushTarget
+
+
+@dataclass(frozen=True)
+class Capture:
+    member_agent_id: int
+    pane_id: str
+    lines: int
+    content: str
+    captured_at: datetime
+
+    @property
+    def content_sha256(self) -> str:
+        return hashlib.sha256(self.content.encode()).hexdigest()
+
+
+def placed_agent(uow: UnitOfWork, fleet_id: int, agent_id: int, verb: str) -> PlacedAgent:
+    """An active agent of the fleet with a recorded pane, or the spec's error for what is
+    missing (no agent, no placement row, pending pane)."""
+    agent = active_agent(uow, fleet_id, agent_id, f"Agent {agent_id} not found")
+    placement = uow.placements.get(agent_id)
+    if placement is None:
+        raise NotFound(
+            f"agent {agent_id} has no placement row; it was not spawned via"
+            " `cafleet member create`."
+        )
+    if placement.is_pending:
+        raise Invalid(f"member {agent_id} has no pane yet (pending placement) — nothing to {verb}.")
+    return PlacedAgent(agent, PushTarget.of(placement))
+
+
+class MemberPanes:
+    def __init__(
+        self,
+        uow: UnitOfWorkFactory,
+        clock: Clock,
+        drivers: PaneDrivers,
+        keystrokes: KeystrokeSender,
+    ) -> None:
+        self._uow = uow
+        self._clock = clock
+        self._drivers = drivers
+        self._keystrokes = keystrokes
+
+    def _placed(self, fleet_id: int, agent_id: int, verb: str) -> PlacedAgent:
+        with self._uow() as uow:
+            return placed_agent(uow, fleet_id, agent_id, verb)
+
+    def capture(self, fleet_id: int, member_id: int, lines: int, *, ansi: bool) -> Capture:
+        placed = self._placed(fleet_id, member_id, "capture")
+        target = placed.target
+        content = self._drivers(target.backend, target.socket).capture(
+            target.pane_id, lines, ansi=ansi
+        )
+        if not ansi:
+            content = strip_ansi(content)
+        return Capture(member_id, target.pane_id, lines, content, self._clock.now())
+
+    def exec(self, fleet_id: int, member_id: int, command: str) -> PlacedAgent:
+        placed = self._placed(fleet_id, member_id, "exec")
+        outcome = self._keystrokes.deliver(placed.target, Keystrokes.shell_command(command))
+        self._require_sent(placed, outcome, "the shell command")
+        return placed
+
+    def ping(self, fleet_id: int, member_id: int) -> PlacedAgent:
+        placed = self._placed(fleet_id, member_id, "ping")
+        outcome = self._keystrokes.deliver(
+            placed.target, Keystrokes.poll_trigger(fleet_id, member_id)
+        )
+        self._require_sent(placed, outcome, "the poll-trigger keystroke")
+        return placed
+
+    def _require_sent(self, placed: PlacedAgent, outcome: PushOutcome, what: str) -> None:
+        target = placed.target
+        if outcome.state is DeliveryState.SKIPPED:
+            foreground = (outcome.error or "").removeprefix("not-agent:")
+            if foreground == "pane-gone":
+                foreground = "none, the pane is gone"
+            raise Invalid(
+                f"pane {target.pane_id} is not running {target.coding_agent.value}"
+                f" (foreground: {foreground}); not typing into it."
+            )
+        if outcome.state is DeliveryState.FAILED:
+            channel = "tmux send-keys" if target.backend.value == "tmux" else "herdr"
+            raise Unavailable(
+                f"send failed: {channel} did not deliver {what} to pane"
+                f" {target.pane_id}. ({outcome.error})"
+            )

@@ -1,0 +1,109 @@
+"""Closing member panes: ask the agent to /exit, wait, and kill what does not leave.
+
+Shared by `member delete` (one pane) and `fleet delete` (every member pane at once).
+The Director's pane is never handed to this module.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import timedelta
+from enum import StrEnum
+
+from cafleet.application.keystrokes import Keystrokes, KeystrokeSender
+from cafleet.application.ports import Clock, PaneDrivers, PushTarget
+from cafleet.domain.delivery import DeliveryState, SkipReason
+from cafleet.domain.errors import CafleetError
+
+POLL_SECONDS = 0.5
+TAIL_LINES = 80
+MAX_PARALLEL = 8
+
+
+class Closing(StrEnum):
+    GONE = "gone"  # already gone before anything was typed
+    CLOSED = "closed"  # left after /exit
+    KILLED = "killed"  # killed on request (--force)
+    KILLED_NOT_AGENT = "killed-not-agent"  # the pane did not run the agent: never typed into
+    KILLED_AFTER_TIMEOUT = "killed-after-timeout"
+    FAILED = "failed"  # could not be killed
+
+
+@dataclass(frozen=True)
+class PaneClosing:
+    target: PushTarget
+    status: Closing
+    detail: str | None = None  # the foreground command, the kill error
+    tail: str | None = None  # the last screen lines of a pane that ignored /exit
+
+
+class PaneTeardown:
+    def __init__(self, keystrokes: KeystrokeSender, drivers: PaneDrivers, clock: Clock) -> None:
+        self._keystrokes = keystrokes
+        self._drivers = drivers
+        self._clock = clock
+
+    def force(self, target: PushTarget) -> PaneClosing:
+        return self._kill(target, Closing.KILLED)
+
+    def graceful(self, targets: list[PushTarget], timeout: float) -> list[PaneClosing]:
+        """Type /exit into every pane at once, wait up to timeout, kill the rest."""
+        if not targets:
+            return []
+        with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, len(targets))) as pool:
+            first = list(pool.map(self._ask_to_exit, targets))
+        waiting = [t for t, result in zip(targets, first, strict=True) if result is None]
+        closed = self._wait_until_gone(waiting, timeout)
+        results = {id(t): r for t, r in zip(targets, first, strict=True) if r is not None}
+        for target in waiting:
+            if target.pane_id in closed:
+                results[id(target)] = PaneClosing(target, Closing.CLOSED)
+            else:
+                tail = self._tail(target)
+                killed = self._kill(target, Closing.KILLED_AFTER_TIMEOUT)
+                results[id(target)] = PaneClosing(target, killed.status, killed.detail, tail)
+        return [results[id(t)] for t in targets]
+
+    def _ask_to_exit(self, target: PushTarget) -> PaneClosing | None:
+        """None when /exit was typed and the pane must be waited for."""
+        outcome = self._keystrokes.deliver(target, Keystrokes.exit_command())
+        if outcome.state is DeliveryState.SENT:
+            return None
+        if outcome.error == SkipReason.PANE_GONE:
+            return PaneClosing(target, Closing.GONE)
+        command = (outcome.error or "").removeprefix("not-agent:")
+        killed = self._kill(target, Closing.KILLED_NOT_AGENT)
+        return PaneClosing(target, killed.status, killed.detail or command)
+
+    def _wait_until_gone(self, targets: list[PushTarget], timeout: float) -> set[str]:
+        gone: set[str] = set()
+        deadline = self._clock.now() + timedelta(seconds=timeout)
+        while True:
+            for target in targets:
+                if target.pane_id not in gone and self._is_gone(target):
+                    gone.add(target.pane_id)
+            if len(gone) == len(targets) or self._clock.now() >= deadline:
+                return gone
+            self._clock.sleep(POLL_SECONDS)
+
+    def _is_gone(self, target: PushTarget) -> bool:
+        try:
+            info = self._drivers(target.backend, target.socket).pane(target.pane_id)
+        except CafleetError:
+            return False  # cannot tell now; ask again on the next poll
+        return info is None or info.dead
+
+    def _tail(self, target: PushTarget) -> str | None:
+        try:
+            driver = self._drivers(target.backend, target.socket)
+            return driver.capture(target.pane_id, TAIL_LINES)
+        except CafleetError:
+            return None
+
+    def _kill(self, target: PushTarget, status: Closing) -> PaneClosing:
+        try:
+            killed = self._drivers(target.backend, target.socket).kill(target.pane_id)
+        except CafleetError as exc:
+            return PaneClosing(target, Closing.FAILED, exc.message)
+        return PaneClosing(target, status if killed or status is Closing.KILLED else Closing.GONE)

@@ -1,0 +1,57 @@
+"""What the product knows about panes, independent of any multiplexer."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
+from cafleet.domain.errors import NotFound
+
+SHELL_NAMES = frozenset({
+    "sh", "bash", "zsh", "fish", "dash", "ksh", "mksh", "ash", "tcsh", "csh",
+    "nu", "xonsh", "elvish", "pwsh", "busybox", "login",
+})  # fmt: skip
+
+
+class Key(StrEnum):
+    ENTER = "enter"
+    ESCAPE = "escape"
+
+
+@dataclass(frozen=True)
+class PaneInfo:
+    """One pane as the multiplexer reports it: alive or dead, and what runs in front."""
+
+    pane_id: str
+    dead: bool
+    command: str
+
+
+class PaneGone(NotFound):
+    def __init__(self, pane_id: str) -> None:
+        super().__init__(f"pane {pane_id} not found")
+        self.pane_id = pane_id
+
+
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+
+
+def strip_ansi(text: str) -> str:
+    """Drop CSI and OSC sequences; of each line keep what follows its last carriage return."""
+    return "\n".join(line.rsplit("\r", 1)[-1] for line in _ESCAPES.sub("", text).split("\n"))
+
+
+def is_shell(command: str) -> bool:
+    return os.path.basename(command).lstrip("-") in SHELL_NAMES
+
+
+def agent_check(info: PaneInfo | None, accepted: tuple[str, ...]) -> str | None:
+    """None when the pane may be typed into, else the skip reason (§7.3 tests A and B)."""
+    if info is None or info.dead:
+        return "pane-gone"
+    command = os.path.basename(info.command).lstrip("-")
+    if is_shell(command) or (accepted and command not in accepted):
+        return f"not-agent:{command or '?'}"
+    return None

@@ -1,0 +1,30 @@
+"""The two-line preview typed into a recipient's pane, made safe to type anywhere."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n|\t")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\x80-\x9f]")
+
+
+def truncated(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def sanitized(text: str) -> str:
+    """Line breaks become ⏎ and shell-active characters look-alikes (spec §6.4)."""
+    text = _LINE_BREAK.sub("⏎", text)
+    text = text.replace("`", "ˋ").replace("$(", "$﹙").replace("|", "│")
+    return _CONTROL.sub("�", text)
+
+
+def preview(
+    task_id: int, from_agent_id: int, created_at: datetime, text: str, max_text_len: int
+) -> str:
+    header = (
+        f"[cafleet msg {task_id} from {from_agent_id} "
+        f"{created_at.isoformat(timespec='microseconds')}]"
+    )
+    return f"{header}\n{sanitized(truncated(text, max_text_len))}"
