@@ -22,16 +22,17 @@ def main() -> int:
         return 1
     server = f"cafleet-demo-{uuid.uuid4().hex[:8]}"
     with tempfile.TemporaryDirectory(prefix="cafleet-demo-") as scratch:
-        env = dict(os.environ, HOME=scratch,
-                   CAFLEET_DATABASE_URL=f"sqlite:///{Path(scratch, 'demo.db')}")
+        env = dict(
+            os.environ, HOME=scratch, CAFLEET_DATABASE_URL=f"sqlite:///{Path(scratch, 'demo.db')}"
+        )
         tmux = ["tmux", "-L", server, "-f", os.devnull]
-        subprocess.run([*tmux, "new-session", "-d", "-s", "demo", "-x", "160", "-y", "40"],
-                       check=True)
+        subprocess.run(
+            [*tmux, "new-session", "-d", "-s", "demo", "-x", "160", "-y", "40"], check=True
+        )
         try:
             socket = _tmux_out(tmux, "display-message", "-p", "#{socket_path}")
             env["TMUX"] = f"{socket},0,0"
-            env["TMUX_PANE"] = _tmux_out(tmux, "display-message", "-p", "-t", "demo",
-                                         "#{pane_id}")
+            env["TMUX_PANE"] = _tmux_out(tmux, "display-message", "-p", "-t", "demo", "#{pane_id}")
             _walk(env)
         finally:
             subprocess.run([*tmux, "kill-server"], check=False, capture_output=True)
@@ -43,8 +44,7 @@ def _walk(env: dict[str, str]) -> None:
 
     def run(*args: str) -> str:
         print(f"$ cafleet {shlex.join(args)}")
-        done = subprocess.run([*cli, *args], env=env, capture_output=True, text=True,
-                              check=False)
+        done = subprocess.run([*cli, *args], env=env, capture_output=True, text=True, check=False)
         output = (done.stdout + done.stderr).rstrip()
         if output:
             print(output)
@@ -56,8 +56,17 @@ def _walk(env: dict[str, str]) -> None:
     created = run("fleet", "create", "--name", "demo", "--coding-agent", "custom")
     fleet_id, director, admin = (part.split("=")[-1] for part in created.split())
     fleet = ("--fleet-id", fleet_id)
-    run("message", "send", *fleet, "--agent-id", admin, "--to", director,
-        "--text", "ping 1: the build is green, please review")
+    run(
+        "message",
+        "send",
+        *fleet,
+        "--agent-id",
+        admin,
+        "--to",
+        director,
+        "--text",
+        "ping 1: the build is green, please review",
+    )
     run("message", "poll", *fleet, "--agent-id", director)
     task = run("--json", "message", "poll", *fleet, "--agent-id", director, "--limit", "1")
     task_id = task.split('"id":', 1)[1].split(",", 1)[0]
@@ -71,8 +80,7 @@ def _walk(env: dict[str, str]) -> None:
 
 
 def _tmux_out(tmux: list[str], *args: str) -> str:
-    return subprocess.run([*tmux, *args], check=True, capture_output=True,
-                          text=True).stdout.strip()
+    return subprocess.run([*tmux, *args], check=True, capture_output=True, text=True).stdout.strip()
 
 
 if __name__ == "__main__":
