@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         PaneLocator,
         UnitOfWorkFactory,
     )
+    from cafleet.application.spawning import MemberSpawner
     from cafleet.application.teardown import PaneTeardown
 
 
@@ -97,6 +98,30 @@ class Components:
         from cafleet.application.member_panes import MemberPanes
 
         return MemberPanes(self.uow, self.clock, self.pane_drivers, self.keystrokes)
+
+    def member_spawner(self) -> MemberSpawner:
+        from pathlib import Path
+
+        from cafleet.adapters.opencode_preset import ensure_opencode_preset
+        from cafleet.adapters.programs import SystemPrograms
+        from cafleet.application.spawning import MemberSpawner, SpawnContext
+
+        path = self.settings.require_database_path().absolute()
+        context = SpawnContext(
+            caller_env=self.env,
+            cwd=os.getcwd(),
+            database_url=f"sqlite:///{path}",
+            default_agent_command=self.settings.custom_agent_command,
+            home=Path(self.env.get("HOME") or Path.home()),
+        )
+        return MemberSpawner(
+            self.uow,
+            self.clock,
+            self.pane_drivers,
+            SystemPrograms(self.env),
+            context,
+            ensure_opencode_preset,
+        )
 
     def member_removal(self) -> MemberRemoval:
         from cafleet.application.lifecycle import MemberRemoval

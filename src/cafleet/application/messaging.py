@@ -157,6 +157,13 @@ class MessagingService:
             message = message_in_fleet(uow, fleet_id, task_id)
             return MessageDetail(message, tuple(uow.deliveries.for_task(task_id)))
 
+    def timeline(self, fleet_id: int, limit: int = 200, before: int | None = None) -> list[Message]:
+        """The fleet's conversation, newest first (the fleet may be deleted: history stays)."""
+        with self._uow() as uow:
+            if uow.fleets.get(fleet_id) is None:
+                raise NotFound(f"fleet {fleet_id} not found.")
+            return uow.messages.timeline(fleet_id, limit, before)
+
     def _plan(self, uow: UnitOfWork, message: Message, recipient: Agent) -> _Planned:
         """Write the ledger row; outcomes that need no pane are final at once."""
         delivery = Delivery(

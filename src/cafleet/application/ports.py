@@ -75,6 +75,9 @@ class MessageRepository(Protocol):
         ...
 
     def activity(self, agent_ids: Sequence[int]) -> dict[int, Activity]: ...
+    def timeline(self, fleet_id: int, limit: int, before: int | None = None) -> list[Message]:
+        """Messages sent by agents of the fleet, summaries excluded, newest first."""
+        ...
 
 
 class DeliveryRepository(Protocol):
@@ -174,6 +177,15 @@ class PaneLocks(Protocol):
 
     def hold(self, key: str, timeout: float) -> AbstractContextManager[None]:
         """Hold the lock for key; raises TimeoutError after timeout seconds."""
+        ...
+
+
+class Programs(Protocol):
+    """Where executables live, for launching agents by absolute path."""
+
+    def which(self, name: str) -> str | None: ...
+    def first_line(self, path: str) -> str | None:
+        """The first line of a file (to read a script's #! interpreter), None if unreadable."""
         ...
 
 

@@ -161,6 +161,17 @@ class MemoryMessages:
             for a in agent_ids
         }
 
+    def timeline(self, fleet_id: int, limit: int, before: int | None = None) -> list[Message]:
+        senders = {a.agent_id for a in self._t.agents.values() if a.fleet_id == fleet_id}
+        found = [
+            m
+            for m in self._t.messages.values()
+            if m.from_agent_id in senders
+            and not m.is_summary
+            and (before is None or m.task_id < before)
+        ]
+        return sorted(found, key=lambda m: (m.created_at, m.task_id), reverse=True)[:limit]
+
 
 class MemoryDeliveries:
     def __init__(self, t: MemoryTables) -> None:

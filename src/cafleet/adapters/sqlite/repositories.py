@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, CursorResult, delete, func, insert, select, update
+from sqlalchemy import ColumnElement, Connection, CursorResult, delete, func, insert, select, update
 
 from cafleet.adapters.sqlite import rows
 from cafleet.adapters.sqlite.tables import (
@@ -172,36 +172,48 @@ class SqlMessages:
     def activity(self, agent_ids: Sequence[int]) -> dict[int, Activity]:
         if not agent_ids:
             return {}
-        not_summary = tasks.c.type != MessageType.BROADCAST_SUMMARY.value
-        sent = dict(
-            self._c.execute(
-                select(tasks.c.from_agent_id, func.max(tasks.c.created_at))
-                .where(tasks.c.from_agent_id.in_(agent_ids), not_summary)
-                .group_by(tasks.c.from_agent_id)
-            ).tuples()
-        )
-        received = dict(
-            self._c.execute(
-                select(tasks.c.context_id, func.max(tasks.c.created_at))
-                .where(tasks.c.context_id.in_(agent_ids), not_summary)
-                .group_by(tasks.c.context_id)
-            ).tuples()
-        )
-        acked = dict(
-            self._c.execute(
-                select(tasks.c.context_id, func.max(tasks.c.status_timestamp))
-                .where(
-                    tasks.c.context_id.in_(agent_ids),
-                    not_summary,
-                    tasks.c.status_state == MessageState.COMPLETED.value,
-                )
-                .group_by(tasks.c.context_id)
-            ).tuples()
+        sent = self._newest(tasks.c.from_agent_id, tasks.c.created_at, agent_ids)
+        received = self._newest(tasks.c.context_id, tasks.c.created_at, agent_ids)
+        acked = self._newest(
+            tasks.c.context_id,
+            tasks.c.status_timestamp,
+            agent_ids,
+            tasks.c.status_state == MessageState.COMPLETED.value,
         )
         return {
             a: Activity(rows.dt(sent.get(a)), rows.dt(received.get(a)), rows.dt(acked.get(a)))
             for a in agent_ids
         }
+
+    def _newest(
+        self,
+        agent: ColumnElement[Any],
+        stamp: ColumnElement[Any],
+        agent_ids: Sequence[int],
+        *conditions: ColumnElement[bool],
+    ) -> dict[int, str]:
+        """The newest stamp per agent over ordinary messages (summaries excluded)."""
+        query = (
+            select(agent, func.max(stamp))
+            .where(
+                agent.in_(agent_ids),
+                tasks.c.type != MessageType.BROADCAST_SUMMARY.value,
+                *conditions,
+            )
+            .group_by(agent)
+        )
+        return {int(agent_id): newest for agent_id, newest in self._c.execute(query)}
+
+    def timeline(self, fleet_id: int, limit: int, before: int | None = None) -> list[Message]:
+        senders = select(agents.c.agent_id).where(agents.c.fleet_id == fleet_id)
+        query = select(tasks).where(
+            tasks.c.from_agent_id.in_(senders),
+            tasks.c.type != MessageType.BROADCAST_SUMMARY.value,
+        )
+        if before is not None:
+            query = query.where(tasks.c.task_id < before)
+        query = query.order_by(tasks.c.created_at.desc(), tasks.c.task_id.desc()).limit(limit)
+        return [rows.message_from(r) for r in self._c.execute(query)]
 
 
 class SqlDeliveries:

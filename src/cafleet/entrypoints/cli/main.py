@@ -12,6 +12,11 @@ from cafleet.entrypoints.cli.app import App, CafleetGroup
 
 # name -> (module, attribute, one-line help shown by `cafleet --help` without importing it)
 SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
+    "demo": (
+        "cafleet.entrypoints.cli.demo",
+        "demo",
+        "Run a demo fleet in a private tmux server, then clean up.",
+    ),
     "fleet": ("cafleet.entrypoints.cli.fleet", "fleet", "Create, list, show and delete fleets."),
     "member": (
         "cafleet.entrypoints.cli.member",

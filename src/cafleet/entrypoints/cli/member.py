@@ -354,3 +354,88 @@ def delete(
     app.emit(
         f"{header}\n{body}", lambda: {"agent_id": done.agent_id, "pane_status": done.pane_status}
     )
+
+
+@member.command("create", help="Register a member and spawn its coding agent beside the Director.")
+@fleet_id_option
+@click.option(
+    "--agent-id", "director_id", type=int, required=True, help="The fleet's root Director."
+)
+@click.option("--name", required=True, help="The member's name.")
+@click.option("--description", required=True, help="What the member is for.")
+@click.option(
+    "--coding-agent",
+    type=click.Choice(["claude", "codex", "opencode", "custom"]),
+    default=None,
+    help="The agent CLI to run (default claude; a monitor inherits the Director's).",
+)
+@click.option("--model", default=None, help="Model for the agent CLI.")
+@click.option("--agent-command", default=None, help="Command template for --coding-agent custom.")
+@click.option(
+    "--role",
+    type=click.Choice(["member", "monitor"]),
+    default="member",
+    show_default=True,
+    help="An ordinary member or the fleet's monitoring member.",
+)
+@text_options
+@click.option("--full", is_flag=True, help="Show every field.")
+@click.pass_context
+def create(
+    ctx: click.Context,
+    fleet_id: int | None,
+    director_id: int,
+    name: str,
+    description: str,
+    coding_agent: str | None,
+    model: str | None,
+    agent_command: str | None,
+    role: str,
+    text: str | None,
+    text_file: str | None,
+    full: bool,
+) -> None:
+    from cafleet.application.spawning import MemberRequest
+    from cafleet.domain.placement import CodingAgent
+    from cafleet.entrypoints.cli.rendering import iso, labelled, placement_json
+
+    body = read_body(text, text_file)
+    app = app_of(ctx)
+    request = MemberRequest(
+        fleet_id=require_fleet_id(fleet_id),
+        director_id=director_id,
+        name=name,
+        description=description,
+        prompt=body,
+        coding_agent=CodingAgent(coding_agent) if coding_agent else None,
+        model=model,
+        agent_command=agent_command,
+        monitor=role == "monitor",
+    )
+    made = app.components.member_spawner().create(request)
+    a, p = made.agent, made.placement
+    if full:
+        text_out = "Member registered and spawned.\n" + labelled(
+            [
+                ("agent_id", a.agent_id),
+                ("name", a.name),
+                ("backend", p.coding_agent.value),
+                ("pane_id", p.pane_id or "(pending)"),
+                ("window_id", p.window_id),
+            ],
+            11,
+            indent="  ",
+        )
+    else:
+        text_out = (
+            f"{a.agent_id} {a.name} backend={p.coding_agent.value} pane={p.pane_id or '(pending)'}"
+        )
+    app.emit(
+        text_out,
+        lambda: {
+            "agent_id": a.agent_id,
+            "name": a.name,
+            "registered_at": iso(a.registered_at),
+            "placement": placement_json(p),
+        },
+    )

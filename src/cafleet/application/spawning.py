@@ -1,0 +1,295 @@
+"""`member create`: validate everything, register, spawn the pane, record it.
+
+Every check runs before anything is written or spawned, so a bad template or a
+missing binary never burns an agent id. Once registered, any later failure
+rolls the registration back (and kills a pane that was already opened).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from cafleet.application.ports import (
+    Clock,
+    PaneDriver,
+    PaneDrivers,
+    Programs,
+    UnitOfWork,
+    UnitOfWorkFactory,
+)
+from cafleet.domain.agent import Agent, CardKind
+from cafleet.domain.coding_agents import (
+    LaunchSpec,
+    SpawnIdentity,
+    accepted_commands,
+    check_prompt,
+    member_environment,
+    render_prompt,
+)
+from cafleet.domain.errors import CafleetError, Invalid, Unavailable, UsageProblem
+from cafleet.domain.fleet import Fleet
+from cafleet.domain.monitor import MEMBER_INTERVAL_SECONDS, MonitorSchedule
+from cafleet.domain.placement import CodingAgent, Placement
+
+
+@dataclass(frozen=True)
+class MemberRequest:
+    fleet_id: int
+    director_id: int
+    name: str
+    description: str
+    prompt: str
+    coding_agent: CodingAgent | None = None  # None: claude, or the Director's for a monitor
+    model: str | None = None
+    agent_command: str | None = None
+    monitor: bool = False
+
+
+@dataclass(frozen=True)
+class SpawnContext:
+    """What the new pane inherits from the caller."""
+
+    caller_env: Mapping[str, str]
+    cwd: str
+    database_url: str  # with an absolute path
+    default_agent_command: str | None
+    home: Path
+
+
+@dataclass(frozen=True)
+class MemberCreated:
+    agent: Agent
+    placement: Placement
+
+
+@dataclass(frozen=True)
+class _Checked:
+    spec: LaunchSpec
+    binary: str
+    director_placement: Placement
+    agent_commands: tuple[str, ...]
+
+
+class MemberSpawner:
+    def __init__(
+        self,
+        uow: UnitOfWorkFactory,
+        clock: Clock,
+        drivers: PaneDrivers,
+        programs: Programs,
+        context: SpawnContext,
+        ensure_opencode_preset: Callable[[Path], Path],
+    ) -> None:
+        self._uow = uow
+        self._clock = clock
+        self._drivers = drivers
+        self._programs = programs
+        self._context = context
+        self._ensure_opencode_preset = ensure_opencode_preset
+
+    def create(self, request: MemberRequest) -> MemberCreated:
+        checked = self._check(request)
+        if checked.spec.coding_agent is CodingAgent.OPENCODE:
+            self._ensure_opencode_preset(self._context.home)
+        agent, placement = self._register(request, checked)
+        driver = self._drivers(placement.backend, placement.socket)
+        identity = SpawnIdentity(request.fleet_id, agent.agent_id, request.director_id)
+        prompt = render_prompt(request.prompt, identity.placeholders(checked.spec.coding_agent))
+        argv = checked.spec.argv(binary=checked.binary, prompt=prompt, identity=identity)
+        env = member_environment(
+            self._context.caller_env,
+            fleet_id=request.fleet_id,
+            agent_id=agent.agent_id,
+            database_url=self._context.database_url,
+            multiplexer=placement.backend,
+        )
+        beside = checked.director_placement.pane_id or ""
+        try:
+            pane_id = driver.spawn(beside, argv, env, self._context.cwd)
+        except CafleetError as exc:
+            warning = self._rollback(agent.agent_id)
+            raise _with_warning(
+                f"split_window failed: {exc.message}. Rolled back registration"
+                f" of {agent.agent_id}.",
+                warning,
+                agent,
+                request,
+            ) from exc
+        return MemberCreated(agent, self._record_pane(driver, placement, pane_id, request, agent))
+
+    def _check(self, request: MemberRequest) -> _Checked:
+        with self._uow() as uow:
+            coding_agent = request.coding_agent or self._default_agent(uow, request)
+            spec = LaunchSpec.validated(
+                coding_agent,
+                name=request.name,
+                model=request.model,
+                agent_command=request.agent_command,
+                default_agent_command=self._context.default_agent_command,
+            )
+            check_prompt(request.prompt)
+            director = _director_placement(uow, request.fleet_id, request.director_id)
+        driver = self._drivers(director.backend, director.socket)
+        pane = director.pane_id or ""
+        if driver.pane(pane) is None:
+            raise Invalid(f"the Director's pane {pane} is gone; cannot place a member beside it.")
+        binary = self._programs.which(spec.binary_name)
+        if binary is None:
+            raise Invalid(f"binary {spec.binary_name} not found on PATH")
+        commands: tuple[str, ...] = ()
+        if coding_agent is CodingAgent.CUSTOM:
+            commands = accepted_commands(binary, self._programs.first_line(binary))
+        return _Checked(spec, binary, director, commands)
+
+    def _default_agent(self, uow: UnitOfWork, request: MemberRequest) -> CodingAgent:
+        if not request.monitor:
+            return CodingAgent.CLAUDE
+        director = uow.agents.get(request.director_id)
+        if director is None or director.fleet_id != request.fleet_id:
+            raise Invalid(
+                f"cannot resolve the monitor's coding agent: Director"
+                f" {request.director_id} not found in fleet {request.fleet_id}."
+                " Re-run with an explicit --coding-agent."
+            )
+        placement = uow.placements.get(request.director_id)
+        if placement is None:
+            raise Invalid(
+                f"cannot resolve the monitor's coding agent: Director"
+                f" {request.director_id} has no placement row recording its backend."
+                " Re-run with an explicit --coding-agent."
+            )
+        return placement.coding_agent
+
+    def _register(self, request: MemberRequest, checked: _Checked) -> tuple[Agent, Placement]:
+        with self._uow(write=True) as uow:
+            fleet = _live_fleet_for_spawn(uow, request.fleet_id)
+            _director_placement(uow, request.fleet_id, request.director_id, fleet)
+            if request.monitor:
+                _require_no_monitor(uow, fleet)
+            now = self._clock.now()
+            agent = Agent(
+                0,
+                fleet.fleet_id,
+                request.name,
+                request.description,
+                now,
+                card_kind=CardKind.MONITORING_MEMBER if request.monitor else None,
+            )
+            agent = replace(agent, agent_id=uow.agents.add(agent))
+            director = checked.director_placement
+            placement = Placement(
+                agent.agent_id,
+                request.director_id,
+                director.backend,
+                director.session,
+                director.window_id,
+                None,
+                checked.spec.coding_agent,
+                now,
+                director.socket,
+                checked.agent_commands,
+            )
+            uow.placements.add(placement)
+            if not request.monitor:
+                uow.monitor.enroll(MonitorSchedule(agent.agent_id, MEMBER_INTERVAL_SECONDS))
+            uow.commit()
+        return agent, placement
+
+    def _record_pane(
+        self,
+        driver: PaneDriver,
+        placement: Placement,
+        pane_id: str,
+        request: MemberRequest,
+        agent: Agent,
+    ) -> Placement:
+        recorded = placement.with_pane(pane_id)
+        failure: str | None = None
+        try:
+            with self._uow(write=True) as uow:
+                if uow.placements.get(agent.agent_id) is None:
+                    failure = "placement row vanished before pane-id patch"
+                else:
+                    uow.placements.save(recorded)
+                    uow.commit()
+        except CafleetError as exc:
+            failure = f"placement update failed: {exc.message}"
+        if failure is None:
+            return recorded
+        with contextlib.suppress(CafleetError):  # the registration rollback matters more
+            driver.kill(pane_id)
+        raise _with_warning(failure, self._rollback(agent.agent_id), agent, request)
+
+    def _rollback(self, agent_id: int) -> str | None:
+        """Deregister a half-created member; the failure text when that fails too."""
+        try:
+            with self._uow(write=True) as uow:
+                agent = uow.agents.get(agent_id)
+                if agent is not None:
+                    uow.agents.save(agent.retired(self._clock.now()))
+                uow.placements.remove(agent_id)
+                uow.monitor.unenroll(agent_id)
+                uow.commit()
+        except CafleetError as exc:
+            return exc.message
+        return None
+
+
+def _live_fleet_for_spawn(uow: UnitOfWork, fleet_id: int) -> Fleet:
+    fleet = uow.fleets.get(fleet_id)
+    if fleet is None:
+        raise UsageProblem(f"Fleet '{fleet_id}' not found.")
+    if fleet.is_deleted:
+        raise Invalid(f"fleet {fleet_id} is deleted")
+    return fleet
+
+
+def _director_placement(
+    uow: UnitOfWork, fleet_id: int, director_id: int, fleet: Fleet | None = None
+) -> Placement:
+    """The root Director's placement, enforcing the no-nested-teams invariants."""
+    fleet = fleet or _live_fleet_for_spawn(uow, fleet_id)
+    director = uow.agents.get(director_id)
+    if director is None or director.fleet_id != fleet_id or not director.is_active:
+        raise UsageProblem(
+            f"Director agent '{director_id}' not found or not active in fleet '{fleet_id}'."
+        )
+    if director.is_administrator:
+        raise UsageProblem("Administrator cannot be a director")
+    if fleet.director_agent_id != director_id:
+        raise UsageProblem(
+            f"nested teams are not supported; placement director_agent_id"
+            f" {director_id} must equal the fleet root Director"
+            f" {fleet.director_agent_id}."
+        )
+    placement = uow.placements.get(director_id)
+    if placement is None or placement.pane_id is None:
+        raise Invalid(
+            f"the Director's pane {placement and placement.pane_id} is gone; cannot"
+            " place a member beside it."
+        )
+    return placement
+
+
+def _require_no_monitor(uow: UnitOfWork, fleet: Fleet) -> None:
+    for agent in uow.agents.in_fleet(fleet.fleet_id):
+        if agent.card_kind is CardKind.MONITORING_MEMBER:
+            raise Invalid(
+                f"fleet {fleet.fleet_id} already has an active monitoring member"
+                f" (agent {agent.agent_id}); only one is allowed."
+            )
+
+
+def _with_warning(
+    message: str, rollback_error: str | None, agent: Agent, request: MemberRequest
+) -> Unavailable:
+    if rollback_error is None:
+        return Unavailable(message)
+    return Unavailable(
+        f"{message}\nWARNING: rollback deregister failed — agent {agent.agent_id} is orphaned"
+        f" in the registry. Run `cafleet member delete --fleet-id {request.fleet_id}"
+        f" --member-id {agent.agent_id}` manually to clean up. Cause: {rollback_error}"
+    )

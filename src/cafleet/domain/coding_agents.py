@@ -1,0 +1,412 @@
+"""How a member's coding agent is launched: spawn prompt, command line and pane environment.
+
+Everything here is pure. Resolving the binary on PATH, reading a script's first line and
+writing files happen in adapters; this module only decides what to run and with what.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import shlex
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from cafleet.domain.errors import UsageProblem
+from cafleet.domain.placement import CodingAgent, Multiplexer
+
+PROMPT_PLACEHOLDERS = ("fleet_id", "agent_id", "director_agent_id", "coding_agent")
+COMMAND_PLACEHOLDERS = ("prompt", "name", "model", *PROMPT_PLACEHOLDERS)
+
+_BRACE_HINT = "Double literal braces ({{, }}) to keep them as text."
+_TOKEN = re.compile(r"\{\{|\}\}|\{([^{}]*)\}|[{}]")
+
+
+# --- placeholder syntax shared by spawn prompts and custom command templates ---------------
+
+
+@dataclass(frozen=True)
+class Placeholder:
+    """A `{name}` field; the name is everything between the braces, taken literally."""
+
+    name: str
+
+
+Segment = str | Placeholder
+
+
+class _StrayBrace(Exception):
+    """A single `{` or `}` that is neither doubled nor part of a `{name}` field."""
+
+    def __init__(self, brace: str) -> None:
+        super().__init__(brace)
+        self.brace = brace
+
+
+def _segments(text: str) -> tuple[Segment, ...]:
+    """Split text into literal runs and placeholders.
+
+    Plain substitution, not str.format: there is no attribute access, indexing, conversion or
+    format spec, so `{fleet_id.real}` or `{0}` are just names that are not supported.
+    """
+    parts: list[Segment] = []
+    literal: list[str] = []
+    position = 0
+    for match in _TOKEN.finditer(text):
+        literal.append(text[position : match.start()])
+        position = match.end()
+        token = match.group()
+        if token in ("{{", "}}"):
+            literal.append(token[0])
+        elif match.group(1) is not None:
+            _flush(literal, parts)
+            parts.append(Placeholder(match.group(1)))
+        else:
+            raise _StrayBrace(token)
+    literal.append(text[position:])
+    _flush(literal, parts)
+    return tuple(parts)
+
+
+def _flush(literal: list[str], parts: list[Segment]) -> None:
+    text = "".join(literal)
+    literal.clear()
+    if text:
+        parts.append(text)
+
+
+def _fill(segments: Iterable[Segment], values: Mapping[str, str]) -> str:
+    return "".join(s if isinstance(s, str) else values[s.name] for s in segments)
+
+
+def _supported(names: Iterable[str]) -> str:
+    return ", ".join("{" + name + "}" for name in names)
+
+
+# --- spawn prompt (§8.2) -----------------------------------------------------------------------
+
+
+def check_prompt(template: str) -> None:
+    """Reject a spawn prompt that cannot be rendered, before anything is registered."""
+    _prompt_segments(template)
+
+
+def render_prompt(template: str, values: Mapping[str, str]) -> str:
+    """Substitute the identity placeholders; `values` must map every name in PROMPT_PLACEHOLDERS."""
+    return _fill(_prompt_segments(template), values)
+
+
+def _prompt_segments(template: str) -> tuple[Segment, ...]:
+    try:
+        segments = _segments(template)
+    except _StrayBrace as stray:
+        raise UsageProblem(
+            f"Malformed custom prompt: Single '{stray.brace}' encountered in format string."
+            f" {_BRACE_HINT}"
+        ) from None
+    for segment in segments:
+        if isinstance(segment, Placeholder) and segment.name not in PROMPT_PLACEHOLDERS:
+            raise UsageProblem(
+                f"Unknown placeholder '{segment.name}' in custom prompt."
+                f" Supported placeholders: {_supported(PROMPT_PLACEHOLDERS)}. {_BRACE_HINT}"
+            )
+    return segments
+
+
+@dataclass(frozen=True)
+class SpawnIdentity:
+    """The ids a new member learns through placeholders; known only after registration."""
+
+    fleet_id: int
+    agent_id: int
+    director_agent_id: int
+
+    def placeholders(self, coding_agent: CodingAgent) -> dict[str, str]:
+        """Values for every name in PROMPT_PLACEHOLDERS."""
+        return {
+            "fleet_id": str(self.fleet_id),
+            "agent_id": str(self.agent_id),
+            "director_agent_id": str(self.director_agent_id),
+            "coding_agent": coding_agent.value,
+        }
+
+
+# --- custom backend command template (§8.1) --------------------------------------------------
+
+
+def _invalid_command(reason: str) -> UsageProblem:
+    return UsageProblem(f"--agent-command is not a valid command line: {reason}.")
+
+
+Word = tuple[Segment, ...]
+
+
+@dataclass(frozen=True)
+class CustomCommand:
+    """A parsed `--agent-command` template: a program and argument words with placeholders.
+
+    Parsed once at validation time so that every error surfaces before registration; the
+    placeholders are filled in only when the member's ids exist.
+    """
+
+    template: str
+    program: str  # the first word, resolved on PATH; never holds a placeholder
+    arguments: tuple[Word, ...]
+
+    @staticmethod
+    def parse(template: str) -> CustomCommand:
+        try:
+            texts = shlex.split(template, posix=True)
+        except ValueError as exc:
+            reason = str(exc)
+            raise _invalid_command(reason[:1].lower() + reason[1:]) from None
+        if not texts:
+            raise _invalid_command("it names no program")
+        first, *rest = (_command_word(text) for text in texts)
+        if len(first) != 1 or not isinstance(first[0], str):
+            raise _invalid_command("the first word must be the program name, without placeholders")
+        return CustomCommand(template, first[0], tuple(rest))
+
+    @property
+    def uses_model(self) -> bool:
+        return any(Placeholder("model") in word for word in self.arguments)
+
+    @property
+    def has_prompt_word(self) -> bool:
+        return _PROMPT_WORD in self.arguments
+
+    def render(
+        self, *, binary: str, prompt: str, model: str | None, values: Mapping[str, str]
+    ) -> list[str]:
+        """The argv: `binary` first, then the arguments, the prompt always one of them.
+
+        Without a model, words mentioning `{model}` disappear whole, so `--model={model}` is the
+        way to make a flag optional. `values` maps name, fleet_id, agent_id, director_agent_id
+        and coding_agent.
+        """
+        filled = dict(values) if model is None else {**values, "model": model}
+        argv = [binary]
+        for word in self.arguments:
+            if word == _PROMPT_WORD:
+                argv.append(prompt)
+            elif model is not None or Placeholder("model") not in word:
+                argv.append(_fill(word, filled))
+        if not self.has_prompt_word:
+            argv.append(prompt)
+        return argv
+
+
+_PROMPT_WORD: Word = (Placeholder("prompt"),)
+
+
+def _command_word(text: str) -> Word:
+    try:
+        word = _segments(text)
+    except _StrayBrace as stray:
+        raise _invalid_command(
+            f"single '{stray.brace}' in {text!r}; double literal braces ({{{{, }}}}) to keep them"
+            " as text"
+        ) from None
+    for segment in word:
+        if not isinstance(segment, Placeholder):
+            continue
+        if segment.name not in COMMAND_PLACEHOLDERS:
+            raise UsageProblem(
+                f"Unknown placeholder '{segment.name}' in --agent-command."
+                f" Supported placeholders: {_supported(COMMAND_PLACEHOLDERS)}."
+            )
+        if segment.name == "prompt" and word != _PROMPT_WORD:
+            raise _invalid_command(f"{{prompt}} must be a whole word, not part of {text!r}")
+    return word
+
+
+def custom_command_for(
+    coding_agent: CodingAgent, *, agent_command: str | None, default_agent_command: str | None
+) -> CustomCommand | None:
+    """Step 2 of `member create`: the custom template, from the option or the setting."""
+    if coding_agent is not CodingAgent.CUSTOM:
+        if agent_command is not None:
+            raise UsageProblem("--agent-command is only valid with --coding-agent custom.")
+        return None
+    template = agent_command if agent_command is not None else default_agent_command
+    if template is None:
+        raise UsageProblem(
+            "--coding-agent custom needs --agent-command or CAFLEET_CUSTOM_AGENT_COMMAND."
+        )
+    return CustomCommand.parse(template)
+
+
+# --- model (§5.5 step 3) ---------------------------------------------------------------------
+
+
+def check_model(
+    coding_agent: CodingAgent, model: str | None, custom: CustomCommand | None = None
+) -> None:
+    """Reject a model the backend cannot be given; claude and codex take any string."""
+    if model is None:
+        return
+    if coding_agent is CodingAgent.OPENCODE:
+        provider, slash, name = model.partition("/")
+        if not (provider and slash and name):
+            raise UsageProblem(
+                "--model for the opencode backend must be '<provider-id>/<model-id>'"
+                f" (got '{model}')."
+            )
+    elif coding_agent is CodingAgent.CUSTOM and not (custom is not None and custom.uses_model):
+        raise UsageProblem("--model needs a {model} placeholder in the custom agent command.")
+
+
+# --- the launch (§8.1) -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    """What to start in a member pane, validated before anything is registered."""
+
+    coding_agent: CodingAgent
+    name: str
+    model: str | None = None
+    custom: CustomCommand | None = None
+
+    @staticmethod
+    def validated(
+        coding_agent: CodingAgent,
+        *,
+        name: str,
+        model: str | None = None,
+        agent_command: str | None = None,
+        default_agent_command: str | None = None,
+    ) -> LaunchSpec:
+        """Steps 2 and 3 of `member create`, in that order."""
+        custom = custom_command_for(
+            coding_agent, agent_command=agent_command, default_agent_command=default_agent_command
+        )
+        check_model(coding_agent, model, custom)
+        return LaunchSpec(coding_agent, name, model, custom)
+
+    @property
+    def binary_name(self) -> str:
+        """The program to resolve on PATH."""
+        if self.custom is not None:
+            return self.custom.program
+        return self.coding_agent.value
+
+    def argv(self, *, binary: str, prompt: str, identity: SpawnIdentity) -> list[str]:
+        """The pane's command line; `binary` is the resolved absolute path of `binary_name`.
+
+        Always two or more elements: tmux runs a single-element command through a shell, which
+        would re-split the prompt.
+        """
+        model = self.model
+        match self.coding_agent:
+            case CodingAgent.CLAUDE:
+                head = ["--permission-mode", "dontAsk", "--name", self.name]
+                return [binary, *head, *_model_option(model), prompt]
+            case CodingAgent.CODEX:
+                head = ["--ask-for-approval", "never", "--sandbox", "workspace-write"]
+                return [binary, *head, *_model_option(model), prompt]
+            case CodingAgent.OPENCODE:
+                return [binary, "--agent", "cafleet", *_model_option(model), "--prompt", prompt]
+            case CodingAgent.CUSTOM:
+                if self.custom is None:
+                    raise ValueError("a custom launch needs its command template")
+                values = {"name": self.name, **identity.placeholders(self.coding_agent)}
+                return self.custom.render(binary=binary, prompt=prompt, model=model, values=values)
+
+
+def _model_option(model: str | None) -> list[str]:
+    return [] if model is None else ["--model", model]
+
+
+def binary_name(coding_agent: CodingAgent, custom_template: str | None = None) -> str:
+    """The program `member create` must find on PATH for this backend."""
+    return LaunchSpec.validated(coding_agent, name="", agent_command=custom_template).binary_name
+
+
+def build_argv(
+    coding_agent: CodingAgent,
+    *,
+    binary: str,
+    name: str,
+    model: str | None,
+    prompt: str,
+    identity: SpawnIdentity,
+    custom_template: str | None = None,
+) -> list[str]:
+    """One-shot form of `LaunchSpec.validated(...).argv(...)`."""
+    spec = LaunchSpec.validated(coding_agent, name=name, model=model, agent_command=custom_template)
+    return spec.argv(binary=binary, prompt=prompt, identity=identity)
+
+
+# --- accepted foreground names (§8.1, used by the agent check of §7.3) -----------------------
+
+_ENV_OPTIONS_WITH_VALUE = frozenset({"-u", "--unset", "-C", "--chdir", "-P"})
+
+
+def accepted_commands(resolved_argv0: str, first_line_of_file: str | None) -> tuple[str, ...]:
+    """Names a custom member's pane may show as its foreground command.
+
+    A script started through a shebang shows up as its interpreter, so that name counts too.
+    """
+    names = [posixpath.basename(resolved_argv0)]
+    interpreter = _shebang_program(first_line_of_file)
+    if interpreter:
+        names.append(posixpath.basename(interpreter))
+    return tuple(dict.fromkeys(name for name in names if name))
+
+
+def _shebang_program(first_line: str | None) -> str | None:
+    if first_line is None or not first_line.startswith("#!"):
+        return None
+    words = first_line[2:].split()
+    if not words:
+        return None
+    if posixpath.basename(words[0]) == "env":
+        return _env_program(words[1:])
+    return words[0]
+
+
+def _env_program(args: Sequence[str]) -> str | None:
+    """The program `env` would run, past its options (`-S` included) and NAME=VALUE pairs."""
+    pending = list(args)
+    while pending:
+        arg = pending.pop(0)
+        if arg == "--":
+            return pending[0] if pending else None
+        if arg in _ENV_OPTIONS_WITH_VALUE:
+            pending = pending[1:]
+        elif arg.startswith("--split-string="):
+            pending.insert(0, arg.partition("=")[2])
+        elif arg.startswith("-S") and len(arg) > 2:
+            pending.insert(0, arg[2:])
+        elif not arg.startswith("-") and "=" not in arg:
+            return arg
+    return None
+
+
+# --- pane environment (§8.4) -----------------------------------------------------------------
+
+
+def member_environment(
+    caller_env: Mapping[str, str],
+    *,
+    fleet_id: int,
+    agent_id: int,
+    database_url: str,
+    multiplexer: Multiplexer,
+) -> dict[str, str]:
+    """Variables to set in a new member pane.
+
+    The caller's CAFLEET_* settings travel with the member so that it talks to the same broker
+    the same way; `database_url` must already carry an absolute path.
+    """
+    env = {key: value for key, value in caller_env.items() if key.startswith("CAFLEET_")}
+    env |= {
+        "CAFLEET_FLEET_ID": str(fleet_id),
+        "CAFLEET_AGENT_ID": str(agent_id),
+        "CAFLEET_DATABASE_URL": database_url,
+        "CAFLEET_MULTIPLEXER": multiplexer.value,
+    }
+    if "PATH" in caller_env:
+        env["PATH"] = caller_env["PATH"]
+    return env
