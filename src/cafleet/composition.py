@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from cafleet.application.member_panes import MemberPanes
     from cafleet.application.members import MemberService
     from cafleet.application.messaging import MessagingService
+    from cafleet.application.monitoring import MonitorService
     from cafleet.application.ports import (
         Clock,
         Notifier,
@@ -98,6 +99,19 @@ class Components:
         from cafleet.application.member_panes import MemberPanes
 
         return MemberPanes(self.uow, self.clock, self.pane_drivers, self.keystrokes)
+
+    def monitoring(self) -> MonitorService:
+        from cafleet.adapters.process import SystemProcess
+        from cafleet.application.monitoring import MonitorService
+
+        return MonitorService(
+            self.uow,
+            self.clock,
+            self.pane_drivers,
+            self.keystrokes,
+            SystemProcess(),
+            self.settings.monitor_stall_interval,
+        )
 
     def member_spawner(self) -> MemberSpawner:
         from pathlib import Path

@@ -20,6 +20,7 @@ from cafleet.adapters.fake.store import MemoryStore
 from cafleet.adapters.locator import EnvironmentPaneLocator
 from cafleet.adapters.notify.pane import PaneNotifier
 from cafleet.adapters.pane_locks import FileLocks, runtime_directory
+from cafleet.adapters.process import SystemProcess
 from cafleet.adapters.sqlite.engine import open_engine
 from cafleet.adapters.sqlite.unit_of_work import SqlUnitOfWorkFactory
 from cafleet.application.fleets import FleetService
@@ -28,6 +29,7 @@ from cafleet.application.lifecycle import MemberRemoval
 from cafleet.application.member_panes import MemberPanes
 from cafleet.application.members import MemberService
 from cafleet.application.messaging import MessagingService
+from cafleet.application.monitoring import MonitorService
 from cafleet.application.teardown import PaneTeardown
 from cafleet.settings import Settings
 
@@ -62,6 +64,16 @@ class Container(containers.DeclarativeContainer):
     fleets = providers.Factory(FleetService, uow, clock, locator, teardown)
     member_panes = providers.Factory(MemberPanes, uow, clock, pane_drivers, keystrokes)
     member_removal = providers.Factory(MemberRemoval, uow, clock, pane_drivers, teardown)
+    process = providers.Singleton(SystemProcess)
+    monitor = providers.Factory(
+        MonitorService,
+        uow,
+        clock,
+        pane_drivers,
+        keystrokes,
+        process,
+        settings.provided.monitor_stall_interval,
+    )
     messaging = providers.Factory(MessagingService, uow, clock, notifier)
     members = providers.Factory(MemberService, uow, clock)
 

@@ -582,7 +582,7 @@ def terminal(fd: int, out: TextIO) -> Iterator[None]:
     mode[3] &= ~(termios.ECHO | termios.ICANON | termios.IEXTEN | termios.ISIG)
     mode[6][termios.VMIN] = 1
     mode[6][termios.VTIME] = 0
-    termios.tcsetattr(fd, termios.TCSAFLUSH, mode)
+    termios.tcsetattr(fd, termios.TCSANOW, mode)
     out.write("\x1b[?2004h")
     out.flush()
     try:

@@ -12,13 +12,13 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from types import TracebackType
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from cafleet.domain.agent import Agent
 from cafleet.domain.delivery import Delivery, PushOutcome
 from cafleet.domain.fleet import Fleet
 from cafleet.domain.message import Message
-from cafleet.domain.monitor import MonitorSchedule
+from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule
 from cafleet.domain.panes import Key, PaneInfo
 from cafleet.domain.placement import CodingAgent, Multiplexer, PaneLocation, Placement
 
@@ -75,6 +75,10 @@ class MessageRepository(Protocol):
         ...
 
     def activity(self, agent_ids: Sequence[int]) -> dict[int, Activity]: ...
+    def pending_counts(self, agent_ids: Sequence[int]) -> dict[int, int]:
+        """input_required messages owned per agent, summaries excluded."""
+        ...
+
     def timeline(self, fleet_id: int, limit: int, before: int | None = None) -> list[Message]:
         """Messages sent by agents of the fleet, summaries excluded, newest first."""
         ...
@@ -91,8 +95,18 @@ class DeliveryRepository(Protocol):
 class MonitorRepository(Protocol):
     def enroll(self, schedule: MonitorSchedule) -> None: ...
     def get(self, agent_id: int) -> MonitorSchedule | None: ...
+    def for_agents(self, agent_ids: Iterable[int]) -> dict[int, MonitorSchedule]: ...
     def save(self, schedule: MonitorSchedule) -> None: ...
     def unenroll(self, agent_id: int) -> None: ...
+    def runtime(self, fleet_id: int) -> MonitorRuntime | None: ...
+    def save_runtime(self, runtime: MonitorRuntime) -> None:
+        """Insert or replace the fleet's runtime row."""
+        ...
+
+    def heartbeat(self, fleet_id: int, pid: int, host: str, at: datetime) -> bool:
+        """Refresh last_tick_at if (pid, host) still owns the slot; False when displaced."""
+        ...
+
     def remove_runtime(self, fleet_id: int) -> None: ...
 
 
@@ -178,6 +192,22 @@ class PaneLocks(Protocol):
     def hold(self, key: str, timeout: float) -> AbstractContextManager[None]:
         """Hold the lock for key; raises TimeoutError after timeout seconds."""
         ...
+
+
+class ProcessIdentity(Protocol):
+    """This process and host, and whether another process on this host still exists."""
+
+    def pid(self) -> int: ...
+    def host(self) -> str: ...
+    def alive(self, pid: int) -> bool: ...
+
+
+@runtime_checkable
+class AgentStates(Protocol):
+    """Optional driver capability: the agent state a multiplexer detects in each pane
+    (idle, working, blocked, done, unknown). Only herdr has it."""
+
+    def agent_states(self) -> dict[str, str]: ...
 
 
 class Programs(Protocol):

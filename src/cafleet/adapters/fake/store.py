@@ -19,7 +19,7 @@ from cafleet.domain.agent import Agent
 from cafleet.domain.delivery import Delivery, DeliveryState
 from cafleet.domain.fleet import Fleet
 from cafleet.domain.message import Message, MessageState, MessageType
-from cafleet.domain.monitor import MonitorSchedule
+from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule
 from cafleet.domain.placement import Placement
 
 
@@ -31,7 +31,7 @@ class MemoryTables:
     messages: dict[int, Message] = field(default_factory=dict)
     deliveries: dict[tuple[int, int], Delivery] = field(default_factory=dict)
     schedules: dict[int, MonitorSchedule] = field(default_factory=dict)
-    runtimes: set[int] = field(default_factory=set)
+    runtimes: dict[int, MonitorRuntime] = field(default_factory=dict)
     next_ids: dict[str, int] = field(default_factory=dict)
 
     def new_id(self, table: str) -> int:
@@ -161,6 +161,17 @@ class MemoryMessages:
             for a in agent_ids
         }
 
+    def pending_counts(self, agent_ids: Sequence[int]) -> dict[int, int]:
+        counts: dict[int, int] = {}
+        for m in self._t.messages.values():
+            if (
+                m.context_id in agent_ids
+                and not m.is_summary
+                and m.state is MessageState.INPUT_REQUIRED
+            ):
+                counts[m.context_id] = counts.get(m.context_id, 0) + 1
+        return counts
+
     def timeline(self, fleet_id: int, limit: int, before: int | None = None) -> list[Message]:
         senders = {a.agent_id for a in self._t.agents.values() if a.fleet_id == fleet_id}
         found = [
@@ -219,8 +230,24 @@ class MemoryMonitor:
     def unenroll(self, agent_id: int) -> None:
         self._t.schedules.pop(agent_id, None)
 
+    def for_agents(self, agent_ids: Iterable[int]) -> dict[int, MonitorSchedule]:
+        return {a: self._t.schedules[a] for a in agent_ids if a in self._t.schedules}
+
+    def runtime(self, fleet_id: int) -> MonitorRuntime | None:
+        return self._t.runtimes.get(fleet_id)
+
+    def save_runtime(self, runtime: MonitorRuntime) -> None:
+        self._t.runtimes[runtime.fleet_id] = runtime
+
+    def heartbeat(self, fleet_id: int, pid: int, host: str, at: datetime) -> bool:
+        runtime = self._t.runtimes.get(fleet_id)
+        if runtime is None or not runtime.owned_by(pid, host):
+            return False
+        self._t.runtimes[fleet_id] = replace(runtime, last_tick_at=at)
+        return True
+
     def remove_runtime(self, fleet_id: int) -> None:
-        self._t.runtimes.discard(fleet_id)
+        self._t.runtimes.pop(fleet_id, None)
 
 
 class MemoryUnitOfWork(UnitOfWork):

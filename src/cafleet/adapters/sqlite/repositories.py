@@ -23,7 +23,7 @@ from cafleet.domain.agent import Agent, AgentStatus
 from cafleet.domain.delivery import Delivery, DeliveryState
 from cafleet.domain.fleet import Fleet
 from cafleet.domain.message import Message, MessageState, MessageType
-from cafleet.domain.monitor import MonitorSchedule
+from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule
 from cafleet.domain.placement import Placement
 
 
@@ -204,6 +204,20 @@ class SqlMessages:
         )
         return {int(agent_id): newest for agent_id, newest in self._c.execute(query)}
 
+    def pending_counts(self, agent_ids: Sequence[int]) -> dict[int, int]:
+        if not agent_ids:
+            return {}
+        query = (
+            select(tasks.c.context_id, func.count())
+            .where(
+                tasks.c.context_id.in_(agent_ids),
+                tasks.c.status_state == MessageState.INPUT_REQUIRED.value,
+                tasks.c.type != MessageType.BROADCAST_SUMMARY.value,
+            )
+            .group_by(tasks.c.context_id)
+        )
+        return {int(agent): int(n) for agent, n in self._c.execute(query)}
+
     def timeline(self, fleet_id: int, limit: int, before: int | None = None) -> list[Message]:
         senders = select(agents.c.agent_id).where(agents.c.fleet_id == fleet_id)
         query = select(tasks).where(
@@ -277,6 +291,40 @@ class SqlMonitor:
         query = select(monitor_config).where(monitor_config.c.agent_id == agent_id)
         row = self._c.execute(query).first()
         return None if row is None else rows.schedule_from(row)
+
+    def for_agents(self, agent_ids: Iterable[int]) -> dict[int, MonitorSchedule]:
+        ids = list(agent_ids)
+        if not ids:
+            return {}
+        query = select(monitor_config).where(monitor_config.c.agent_id.in_(ids))
+        return {r.agent_id: rows.schedule_from(r) for r in self._c.execute(query)}
+
+    def runtime(self, fleet_id: int) -> MonitorRuntime | None:
+        query = select(monitor_runtime).where(monitor_runtime.c.fleet_id == fleet_id)
+        row = self._c.execute(query).first()
+        return None if row is None else rows.runtime_from(row)
+
+    def save_runtime(self, runtime: MonitorRuntime) -> None:
+        values = rows.runtime_values(runtime)
+        changed = self._c.execute(
+            update(monitor_runtime)
+            .where(monitor_runtime.c.fleet_id == runtime.fleet_id)
+            .values(values)
+        )
+        if changed.rowcount == 0:
+            self._c.execute(insert(monitor_runtime).values(fleet_id=runtime.fleet_id, **values))
+
+    def heartbeat(self, fleet_id: int, pid: int, host: str, at: datetime) -> bool:
+        changed = self._c.execute(
+            update(monitor_runtime)
+            .where(
+                monitor_runtime.c.fleet_id == fleet_id,
+                monitor_runtime.c.pid == pid,
+                monitor_runtime.c.host == host,
+            )
+            .values(last_tick_at=rows.ts(at))
+        )
+        return changed.rowcount > 0
 
     def save(self, schedule: MonitorSchedule) -> None:
         self._c.execute(

@@ -9,7 +9,7 @@ from cafleet.domain.agent import Agent, AgentStatus, parse_card
 from cafleet.domain.delivery import Delivery, DeliveryState
 from cafleet.domain.fleet import Fleet
 from cafleet.domain.message import Message, MessageState, MessageType
-from cafleet.domain.monitor import MonitorSchedule
+from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule
 from cafleet.domain.placement import CodingAgent, Multiplexer, Placement
 
 Row = Any  # sqlalchemy.Row; kept loose so mapping stays a plain function of columns
@@ -176,4 +176,20 @@ def schedule_values(s: MonitorSchedule) -> dict[str, Any]:
         "last_ping_at": ts(s.last_ping_at),
         "last_stall_check_at": ts(s.last_stall_check_at),
         "last_native_status": s.last_native_status,
+    }
+
+
+def runtime_from(row: Row) -> MonitorRuntime:
+    return MonitorRuntime(
+        row.fleet_id, row.pid, row.host, dt(row.started_at), dt(row.last_tick_at), row.tick_seconds
+    )
+
+
+def runtime_values(r: MonitorRuntime) -> dict[str, Any]:
+    return {
+        "pid": r.pid,
+        "host": r.host,
+        "started_at": ts(r.started_at),
+        "last_tick_at": ts(r.last_tick_at),
+        "tick_seconds": r.tick_seconds,
     }

@@ -28,6 +28,11 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
         "message",
         "Send, poll, acknowledge and cancel messages.",
     ),
+    "monitor": (
+        "cafleet.entrypoints.cli.monitor",
+        "monitor",
+        "Run and inspect the fleet's heartbeat monitor.",
+    ),
     "setup": ("cafleet.entrypoints.cli.setup", "setup", "Prepare the database."),
 }
 

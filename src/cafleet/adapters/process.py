@@ -1,0 +1,25 @@
+"""This process's identity, and whether a process on this host still exists."""
+
+from __future__ import annotations
+
+import os
+import socket
+
+from cafleet.application.ports import ProcessIdentity
+
+
+class SystemProcess(ProcessIdentity):
+    def pid(self) -> int:
+        return os.getpid()
+
+    def host(self) -> str:
+        return socket.gethostname()
+
+    def alive(self, pid: int) -> bool:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True  # exists, owned by someone else
+        return True

@@ -1,0 +1,298 @@
+"""The monitor: claim a fleet's runtime slot, tick, report status, edit schedules.
+
+A tick reads the fleet in one short read, lists panes once per multiplexer
+server, decides who is due (pure domain policy), types one wake line into the
+watcher's pane, and records pings only after the wake was delivered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+
+from cafleet.application.keystrokes import Keystrokes, KeystrokeSender
+from cafleet.application.lookups import active_agent
+from cafleet.application.ports import (
+    AgentStates,
+    Clock,
+    PaneDrivers,
+    ProcessIdentity,
+    PushTarget,
+    UnitOfWork,
+    UnitOfWorkFactory,
+)
+from cafleet.domain.agent import Agent, AgentKind, CardKind
+from cafleet.domain.delivery import DeliveryState
+from cafleet.domain.errors import Conflict, NotFound
+from cafleet.domain.fleet import Fleet
+from cafleet.domain.monitor import DueAgent, MonitorRuntime, MonitorSchedule, wake_text
+from cafleet.domain.panes import PaneInfo
+from cafleet.domain.placement import Placement
+
+
+class Stop(StrEnum):
+    FLEET_DELETED = "fleet-deleted"
+    DISPLACED = "displaced"
+
+
+@dataclass(frozen=True)
+class TickReport:
+    due: tuple[DueAgent, ...] = ()
+    woke: bool = False
+    not_delivered: str | None = None  # why due agents got no wake
+    stop: Stop | None = None
+
+
+@dataclass(frozen=True)
+class StatusRow:
+    agent: Agent
+    role: str
+    schedule: MonitorSchedule
+    pending: int
+
+
+@dataclass(frozen=True)
+class MonitorStatus:
+    runtime: MonitorRuntime | None
+    running: bool
+    rows: tuple[StatusRow, ...]
+    now: datetime
+
+
+@dataclass(frozen=True)
+class _Target:
+    agent: Agent
+    role: str
+    placement: Placement
+    schedule: MonitorSchedule
+
+
+@dataclass
+class _FleetView:
+    fleet: Fleet
+    watcher: tuple[Agent, Placement] | None
+    targets: list[_Target] = field(default_factory=list)
+
+
+Sweep = dict[tuple[str, str | None], dict[str, PaneInfo]]  # (backend, socket) -> panes
+
+
+def _fleet_not_found(fleet_id: int) -> NotFound:
+    return NotFound(f"fleet {fleet_id} not found")
+
+
+class MonitorService:
+    def __init__(
+        self,
+        uow: UnitOfWorkFactory,
+        clock: Clock,
+        drivers: PaneDrivers,
+        keystrokes: KeystrokeSender,
+        process: ProcessIdentity,
+        stall_interval: int,
+    ) -> None:
+        self._uow = uow
+        self._clock = clock
+        self._drivers = drivers
+        self._keystrokes = keystrokes
+        self._process = process
+        self._stall_interval = stall_interval
+
+    # --- the runtime slot ------------------------------------------------------------
+
+    def has_watcher(self, fleet_id: int) -> bool:
+        with self._uow() as uow:
+            return self._view(uow, _live(uow, fleet_id)).watcher is not None
+
+    def claim(self, fleet_id: int, tick_seconds: int) -> MonitorRuntime:
+        with self._uow(write=True) as uow:
+            _live(uow, fleet_id)
+            now = self._clock.now()
+            current = uow.monitor.runtime(fleet_id) or MonitorRuntime(fleet_id)
+            if current.is_live(now, self._process.host(), self._process.alive):
+                raise Conflict(f"monitor already running for fleet {fleet_id}")
+            claimed = current.claimed(self._process.pid(), self._process.host(), now, tick_seconds)
+            uow.monitor.save_runtime(claimed)
+            uow.commit()
+        return claimed
+
+    def release(self, fleet_id: int) -> None:
+        with self._uow(write=True) as uow:
+            runtime = uow.monitor.runtime(fleet_id)
+            if runtime is not None and runtime.owned_by(self._process.pid(), self._process.host()):
+                uow.monitor.save_runtime(runtime.released())
+                uow.commit()
+
+    # --- one tick ----------------------------------------------------------------------
+
+    def tick(self, fleet_id: int) -> TickReport:
+        with self._uow(write=True) as uow:
+            fleet = uow.fleets.get(fleet_id)
+            if fleet is None or fleet.is_deleted:
+                return TickReport(stop=Stop.FLEET_DELETED)
+            if not uow.monitor.heartbeat(
+                fleet_id, self._process.pid(), self._process.host(), self._clock.now()
+            ):
+                return TickReport(stop=Stop.DISPLACED)
+            uow.commit()
+        with self._uow() as uow:
+            view = self._view(uow, fleet)
+        panes, states = self._sweep(view)
+        now = self._clock.now()
+        due: list[DueAgent] = []
+        observed: dict[int, MonitorSchedule] = {}
+        for target in view.targets:
+            alive = _alive(target.placement, panes)
+            native = states.get(target.placement.pane_id or "")
+            reasons = target.schedule.due(
+                now, alive=alive, stall_interval=self._stall_interval, native_status=native
+            )
+            if reasons:
+                due.append(DueAgent(target.agent.agent_id, target.agent.name, target.role, reasons))
+            seen = target.schedule.observed(alive=alive, native_status=native)
+            if seen != target.schedule:
+                observed[target.agent.agent_id] = seen
+        self._save(observed.values())
+        if not due:
+            return TickReport()
+        problem = self._wake(view, panes, due)
+        if problem is not None:
+            return TickReport(tuple(due), woke=False, not_delivered=problem)
+        self._record_wake(view, due, states, observed, now)
+        return TickReport(tuple(due), woke=True)
+
+    def _view(self, uow: UnitOfWork, fleet: Fleet) -> _FleetView:
+        agents = uow.agents.in_fleet(fleet.fleet_id)
+        placements = uow.placements.for_agents(a.agent_id for a in agents)
+        schedules = uow.monitor.for_agents(a.agent_id for a in agents)
+        watcher = next(
+            (
+                (a, placements[a.agent_id])
+                for a in agents
+                if a.card_kind is CardKind.MONITORING_MEMBER
+                and a.agent_id in placements
+                and not placements[a.agent_id].is_pending
+            ),
+            None,
+        )
+        view = _FleetView(fleet, watcher)
+        for agent in agents:
+            placement, schedule = placements.get(agent.agent_id), schedules.get(agent.agent_id)
+            kind = agent.kind(fleet)
+            if (
+                placement is None
+                or schedule is None
+                or kind not in (AgentKind.DIRECTOR, AgentKind.MEMBER)
+            ):
+                continue
+            view.targets.append(_Target(agent, kind.value, placement, schedule))
+        return view
+
+    def _sweep(self, view: _FleetView) -> tuple[Sweep, dict[str, str]]:
+        """One pane listing per multiplexer server the fleet uses (never one per agent)."""
+        servers = {(t.placement.backend, t.placement.socket) for t in view.targets}
+        if view.watcher is not None:
+            servers.add((view.watcher[1].backend, view.watcher[1].socket))
+        panes: Sweep = {}
+        states: dict[str, str] = {}
+        for backend, socket in servers:
+            driver = self._drivers(backend, socket)
+            panes[(backend.value, socket)] = driver.list_panes()
+            if isinstance(driver, AgentStates):
+                states.update(driver.agent_states())
+        return panes, states
+
+    def _wake(self, view: _FleetView, panes: Sweep, due: list[DueAgent]) -> str | None:
+        """None when the wake was typed, else why not."""
+        if view.watcher is None:
+            return "no monitoring member with a pane"
+        _, placement = view.watcher
+        if not _alive(placement, panes):
+            return f"the monitoring member's pane {placement.pane_id} is gone"
+        text = wake_text(due, view.fleet.director_agent_id or 0)
+        outcome = self._keystrokes.deliver(PushTarget.of(placement), Keystrokes.wake(text))
+        if outcome.state is DeliveryState.SENT:
+            return None
+        return outcome.error or outcome.state.value
+
+    def _record_wake(
+        self,
+        view: _FleetView,
+        due: list[DueAgent],
+        states: dict[str, str],
+        observed: dict[int, MonitorSchedule],
+        now: datetime,
+    ) -> None:
+        reasons = {d.agent_id: d.reasons for d in due}
+        updated = []
+        for target in view.targets:
+            if target.agent.agent_id not in reasons:
+                continue
+            base = observed.get(target.agent.agent_id, target.schedule)
+            native = states.get(target.placement.pane_id or "")
+            updated.append(base.after_wake(reasons[target.agent.agent_id], now, native))
+        self._save(updated)
+
+    def _save(self, schedules: Iterable[MonitorSchedule]) -> None:
+        batch = list(schedules)
+        if not batch:
+            return
+        with self._uow(write=True) as uow:
+            for schedule in batch:
+                if uow.monitor.get(schedule.agent_id) is not None:  # not unenrolled meanwhile
+                    uow.monitor.save(schedule)
+            uow.commit()
+
+    # --- status and config --------------------------------------------------------------
+
+    def status(self, fleet_id: int) -> MonitorStatus:
+        with self._uow() as uow:
+            fleet = _live(uow, fleet_id)
+            view = self._view(uow, fleet)
+            runtime = uow.monitor.runtime(fleet_id)
+            pending = uow.messages.pending_counts([t.agent.agent_id for t in view.targets])
+        now = self._clock.now()
+        running = runtime is not None and runtime.is_live(
+            now, self._process.host(), self._process.alive
+        )
+        rows = tuple(
+            StatusRow(t.agent, t.role, t.schedule, pending.get(t.agent.agent_id, 0))
+            for t in view.targets
+        )
+        return MonitorStatus(runtime, running, rows, now)
+
+    def config(
+        self,
+        fleet_id: int,
+        agent_id: int,
+        interval_seconds: int | None = None,
+        enabled: bool | None = None,
+    ) -> MonitorSchedule:
+        not_enrolled = f"agent {agent_id} is not enrolled in monitoring for fleet {fleet_id}."
+        with self._uow(write=interval_seconds is not None or enabled is not None) as uow:
+            active_agent(uow, fleet_id, agent_id, not_enrolled)
+            schedule = uow.monitor.get(agent_id)
+            if schedule is None:
+                raise NotFound(not_enrolled)
+            if interval_seconds is None and enabled is None:
+                return schedule
+            schedule = schedule.reconfigured(interval_seconds, enabled)
+            uow.monitor.save(schedule)
+            uow.commit()
+        return schedule
+
+
+def _live(uow: UnitOfWork, fleet_id: int) -> Fleet:
+    fleet = uow.fleets.get(fleet_id)
+    if fleet is None or fleet.is_deleted:
+        raise _fleet_not_found(fleet_id)
+    return fleet
+
+
+def _alive(placement: Placement, panes: Sweep) -> bool:
+    if placement.pane_id is None:
+        return False
+    info = panes.get((placement.backend.value, placement.socket), {}).get(placement.pane_id)
+    return info is not None and not info.dead
