@@ -71,6 +71,7 @@ class CafleetCommand(click.Command):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
+            app_of(ctx).components  # noqa: B018 - settings are validated before anything else
             return super().invoke(ctx)
         except CafleetError as exc:
             if exc.kind is ErrorKind.USAGE:

@@ -36,9 +36,13 @@ def humanize(delta: timedelta) -> str:
 
 def labelled(pairs: Sequence[tuple[str, object]], width: int, indent: str = "") -> str:
     """Lines of `label: value` with every value starting in the same column."""
-    return "\n".join(
-        f"{indent}{(label + ':').ljust(width)}{value}".rstrip() for label, value in pairs
-    )
+    return "\n".join(_labelled_line(label, value, width, indent) for label, value in pairs)
+
+
+def _labelled_line(label: str, value: object, width: int, indent: str) -> str:
+    text = str(value)
+    head = f"{indent}{label}:"
+    return head if text == "" else head.ljust(len(indent) + width) + text
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[object]], indent: str = "") -> str:

@@ -39,7 +39,10 @@ def read_body(text: str | None, text_file: str | None) -> str:
 
 def _read_stdin() -> str:
     data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
-    body = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+    try:
+        body = data.decode("utf-8") if isinstance(data, bytes) else data
+    except UnicodeDecodeError:
+        raise Invalid("--text-file -: file is not valid UTF-8.") from None
     if not body.strip():
         raise Invalid("--text-file -: stdin is empty.")
     return body

@@ -1,0 +1,557 @@
+"""`cafleet message ...` through click on the fakes (spec §4.1, §4.6, §4.7, §5.6)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import pytest
+
+from cafleet.adapters.fake.notifier import RecordingNotifier
+from cafleet.domain.delivery import PushOutcome
+from cafleet.domain.message import MessageState
+
+TS = "2026-01-01T08:00:00.000000+00:00"
+
+
+@dataclass
+class Team:
+    fid: str
+    director: int
+    admin: int
+    worker: int  # pane %1
+    pending: int  # no pane yet
+
+    def args(self, command: str, agent_id: int, *rest: str) -> list[str]:
+        return ["message", command, "--fleet-id", self.fid, "--agent-id", str(agent_id), *rest]
+
+
+@pytest.fixture
+def team(run) -> Team:
+    made = run.world.fleet("alpha")
+    return Team(
+        str(made.fleet.fleet_id),
+        made.director.agent_id,
+        made.administrator.agent_id,
+        run.world.member(made, "worker", pane_id="%1"),
+        run.world.member(made, "pending", pane_id=None),
+    )
+
+
+def send(run, team: Team, text: str = "hello worker", *extra: str, to: int | None = None):
+    target = team.worker if to is None else to
+    return run(*team.args("send", team.director, "--to", str(target), "--text", text, *extra))
+
+
+def only_message(run):
+    [message] = run.world.all_messages()
+    return message
+
+
+# -- send -------------------------------------------------------------------------------------
+
+
+def test_send_prints_message_sent_and_the_compact_rendering(run, team: Team) -> None:
+    result = send(run, team)
+
+    stored = only_message(run)
+    assert result.exit_code == 0
+    assert result.stdout == (
+        f"Message sent.\n[{stored.task_id} | from:{team.director} | {TS}]\nhello worker\n"
+    )
+    assert result.stderr == ""
+    assert (stored.from_agent_id, stored.to_agent_id, stored.text) == (
+        team.director,
+        team.worker,
+        "hello worker",
+    )
+
+
+def test_send_full_prints_the_full_rendering(run, team: Team) -> None:
+    result = send(run, team, "hello worker", "--full")
+
+    stored = only_message(run)
+    assert result.stdout == (
+        "Message sent.\n"
+        f"  id:    {stored.task_id}\n"
+        "  state: input_required\n"
+        f"  from:  {team.director}\n"
+        f"  to:    {team.worker}\n"
+        "  type:  unicast\n"
+        "  text:  hello worker\n"
+    )
+
+
+def test_send_quiet_prints_only_the_task_id(run, team: Team) -> None:
+    result = send(run, team, "hello", "--quiet")
+
+    assert result.stdout == f"{only_message(run).task_id}\n"
+
+
+def test_send_json_carries_the_task_and_the_notification(run, team: Team) -> None:
+    result = run(
+        "--json", *team.args("send", team.director, "--to", str(team.worker), "--text", "hi")
+    )
+
+    task_id = only_message(run).task_id
+    assert result.exit_code == 0
+    assert result.stdout == (
+        f'{{"task":{{"id":{task_id},"from":{team.director},"ts":"{TS}","text":"hi"}},'
+        '"notification_sent":true,'
+        '"notification":{"state":"sent","transport":"tmux","reason":null}}\n'
+    )
+
+
+def test_send_json_ignores_quiet(run, team: Team) -> None:
+    result = run(
+        "--json",
+        *team.args("send", team.director, "--to", str(team.worker), "--text", "hi", "--quiet"),
+    )
+
+    assert json.loads(result.stdout)["task"]["text"] == "hi"
+
+
+def test_send_json_full_carries_the_full_task(run, team: Team) -> None:
+    result = run(
+        "--json",
+        *team.args("send", team.director, "--to", str(team.worker), "--text", "hi", "--full"),
+    )
+
+    task = json.loads(result.stdout)["task"]
+    assert list(task) == [
+        "task_id",
+        "context_id",
+        "from_agent_id",
+        "to_agent_id",
+        "type",
+        "created_at",
+        "status_state",
+        "status_timestamp",
+        "origin_task_id",
+        "text",
+    ]
+    assert task["context_id"] == task["to_agent_id"] == team.worker
+
+
+@pytest.mark.parametrize(
+    ("recipient", "reason"),
+    [("self", "self"), ("admin", "no-placement"), ("pending", "pending-pane")],
+)
+def test_send_json_reports_a_skipped_notification(
+    run, team: Team, recipient: str, reason: str
+) -> None:
+    to = {"self": team.director, "admin": team.admin, "pending": team.pending}[recipient]
+
+    result = run("--json", *team.args("send", team.director, "--to", str(to), "--text", "x"))
+
+    body = json.loads(result.stdout)
+    assert body["notification_sent"] is False
+    assert body["notification"] == {"state": "skipped", "transport": None, "reason": reason}
+    assert run.notifier.announced == []
+
+
+def test_send_json_reports_a_failed_notification(run, team: Team) -> None:
+    run.notifier = RecordingNotifier(
+        lambda a: PushOutcome.failed("tmux send-keys timed out after 5s", "tmux", "%1")
+    )
+
+    result = run(
+        "--json", *team.args("send", team.director, "--to", str(team.worker), "--text", "x")
+    )
+
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["notification"] == {
+        "state": "failed",
+        "transport": "tmux",
+        "reason": "tmux send-keys timed out after 5s",
+    }
+
+
+def test_send_truncates_compact_text_and_json_but_stores_the_full_body(run, team: Team) -> None:
+    env = {"CAFLEET_MAX_TEXT_LEN": "5"}
+    text_result = run(
+        *team.args("send", team.director, "--to", str(team.worker), "--text", "abcdefgh"), env=env
+    )
+    json_result = run(
+        "--json",
+        *team.args("send", team.director, "--to", str(team.worker), "--text", "abcdefgh"),
+        env=env,
+    )
+    full_result = run(
+        *team.args("send", team.director, "--to", str(team.worker), "--text", "abcdefgh"),
+        "--full",
+        env=env,
+    )
+
+    assert text_result.stdout.splitlines()[-1] == "abcde…"
+    assert json.loads(json_result.stdout)["task"]["text"] == "abcde…"
+    assert full_result.stdout.splitlines()[-1] == "  text:  abcdefgh"
+    assert [m.text for m in run.world.all_messages()] == ["abcdefgh"] * 3
+
+
+def test_send_json_writes_raw_utf8(run, team: Team) -> None:
+    result = run(
+        "--json", *team.args("send", team.director, "--to", str(team.worker), "--text", "héllo ✓")
+    )
+
+    assert '"text":"héllo ✓"' in result.stdout
+
+
+@pytest.mark.parametrize("case", ["unknown", "other-fleet", "deregistered"])
+def test_send_to_an_unreachable_recipient_is_one_error(run, team: Team, case: str) -> None:
+    other = run.world.fleet("beta")
+    to = {"unknown": 999, "other-fleet": other.director.agent_id, "deregistered": team.worker}[case]
+    if case == "deregistered":
+        run.world.deregister(team.worker)
+
+    result = send(run, team, "x", to=to)
+
+    assert result.exit_code == 1
+    assert result.stderr == f"Error: Destination agent not found: {to}\n"
+    assert result.stdout == ""
+    assert run.world.all_messages() == []
+
+
+def test_an_acting_agent_outside_the_fleet_is_refused(run, team: Team) -> None:
+    result = run(*team.args("poll", 999))
+
+    assert result.exit_code == 1
+    assert result.stderr == f"Error: agent 999 is not a member of fleet {team.fid}.\n"
+
+
+def test_message_commands_in_a_deleted_fleet_report_it_missing(run, team: Team) -> None:
+    run("fleet", "delete", "--fleet-id", team.fid)
+
+    result = run(*team.args("poll", team.director))
+
+    assert result.exit_code == 1
+    assert result.stderr == f"Error: fleet {team.fid} not found.\n"
+
+
+def test_errors_stay_plain_text_with_json(run, team: Team) -> None:
+    result = run("--json", *team.args("poll", 999))
+
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert result.stderr == f"Error: agent 999 is not a member of fleet {team.fid}.\n"
+
+
+# -- broadcast --------------------------------------------------------------------------------
+
+
+def test_broadcast_prints_id_recipients_and_delivered(run, team: Team) -> None:
+    result = run(*team.args("broadcast", team.worker, "--text", "standup"))
+
+    summary = next(m for m in run.world.all_messages() if m.is_summary)
+    assert result.exit_code == 0
+    # recipients: the Director (pane %0, pushed) and the pending member (skipped)
+    assert result.stdout == f"broadcast id={summary.task_id} recipients=2 delivered=1\n"
+
+
+def test_broadcast_full_prints_the_summary_in_full(run, team: Team) -> None:
+    result = run(*team.args("broadcast", team.director, "--text", "standup", "--full"))
+
+    summary = next(m for m in run.world.all_messages() if m.is_summary)
+    assert result.stdout == (
+        f"  id:    {summary.task_id}\n"
+        "  state: completed\n"
+        f"  from:  {team.director}\n"
+        "  type:  broadcast_summary\n"
+        "  text:  Broadcast sent to 2 recipients\n"
+    )
+
+
+def test_broadcast_json_is_a_one_element_list(run, team: Team) -> None:
+    result = run("--json", *team.args("broadcast", team.director, "--text", "standup"))
+
+    sid = next(m for m in run.world.all_messages() if m.is_summary).task_id
+    assert result.stdout == (
+        f'[{{"task":{{"id":{sid},"from":{team.director},"ts":"{TS}",'
+        '"text":"Broadcast sent to 2 recipients","kind":"broadcast_summary",'
+        f'"origin":{sid},"state":"completed"}},"recipients":2,"delivered":1}}]\n'
+    )
+
+
+def test_broadcast_with_no_recipients_still_reports_the_summary(run) -> None:
+    made = run.world.fleet("solo")
+    fid, admin = made.fleet.fleet_id, made.administrator.agent_id
+    run.world.deregister(made.director.agent_id)
+
+    result = run(
+        "message", "broadcast", "--fleet-id", str(fid), "--agent-id", str(admin), "--text", "x"
+    )
+
+    [summary] = run.world.all_messages()
+    assert result.stdout == f"broadcast id={summary.task_id} recipients=0 delivered=0\n"
+    assert summary.text == "Broadcast sent to 0 recipients"
+
+
+# -- poll -------------------------------------------------------------------------------------
+
+
+def test_poll_of_an_empty_inbox(run, team: Team) -> None:
+    text = run(*team.args("poll", team.worker))
+    as_json = run("--json", *team.args("poll", team.worker))
+
+    assert (text.exit_code, text.stdout) == (0, "No messages found.\n")
+    assert (as_json.exit_code, as_json.stdout) == (0, "[]\n")
+
+
+def test_poll_lists_newest_first_separated_by_one_blank_line(run, team: Team) -> None:
+    send(run, team, "first")
+    run.clock.advance(61)
+    send(run, team, "second\nline two")
+    first, second = run.world.all_messages()
+
+    result = run(*team.args("poll", team.worker))
+
+    assert result.stdout == (
+        f"[{second.task_id} | from:{team.director} | 2026-01-01T08:01:01.000000+00:00]\n"
+        "second\nline two\n"
+        "\n"
+        f"[{first.task_id} | from:{team.director} | {TS}]\n"
+        "first\n"
+    )
+
+
+def test_poll_json_lists_compact_objects(run, team: Team) -> None:
+    send(run, team, "one")
+    send(run, team, "two")
+
+    result = run("--json", *team.args("poll", team.worker))
+
+    assert [m["text"] for m in json.loads(result.stdout)] == ["two", "one"]
+
+
+def test_poll_full_uses_the_full_rendering(run, team: Team) -> None:
+    send(run, team, "one")
+    send(run, team, "two")
+
+    result = run(*team.args("poll", team.worker, "--full"))
+
+    blocks = result.stdout.rstrip("\n").split("\n\n")
+    assert [b.splitlines()[-1] for b in blocks] == ["  text:  two", "  text:  one"]
+
+
+def test_poll_limit_caps_the_list(run, team: Team) -> None:
+    send(run, team, "one")
+    send(run, team, "two")
+
+    result = run("--json", *team.args("poll", team.worker, "--limit", "1"))
+
+    assert [m["text"] for m in json.loads(result.stdout)] == ["two"]
+
+
+@pytest.mark.parametrize("limit", ["0", "-1", "many"])
+def test_poll_limit_must_be_a_positive_integer(run, team: Team, limit: str) -> None:
+    result = run(*team.args("poll", team.worker, "--limit", limit))
+
+    assert result.exit_code == 2
+    assert "Invalid value for '--limit'" in result.stderr
+
+
+# -- ack / cancel / show ----------------------------------------------------------------------
+
+
+def test_ack_prints_message_acknowledged_and_the_completed_rendering(run, team: Team) -> None:
+    send(run, team, "do it")
+    task = only_message(run).task_id
+    run.clock.advance(30)
+
+    result = run(*team.args("ack", team.worker, "--task-id", str(task)))
+
+    assert result.exit_code == 0
+    assert result.stdout == (
+        "Message acknowledged.\n"
+        f"[{task} | from:{team.director} | state:completed | 2026-01-01T08:00:30.000000+00:00]\n"
+        "do it\n"
+    )
+    assert only_message(run).state is MessageState.COMPLETED
+
+
+def test_ack_quiet_and_json(run, team: Team) -> None:
+    send(run, team, "a")
+    send(run, team, "b")
+    first, second = (m.task_id for m in run.world.all_messages())
+
+    quiet = run(*team.args("ack", team.worker, "--task-id", str(first), "--quiet"))
+    as_json = run("--json", *team.args("ack", team.worker, "--task-id", str(second), "--quiet"))
+
+    assert quiet.stdout == f"{first}\n"
+    assert json.loads(as_json.stdout) == {
+        "id": second,
+        "from": team.director,
+        "ts": TS,
+        "text": "b",
+        "state": "completed",
+    }
+
+
+def test_ack_by_someone_else_is_an_error(run, team: Team) -> None:
+    send(run, team, "x")
+    task = only_message(run).task_id
+
+    result = run(*team.args("ack", team.director, "--task-id", str(task)))
+
+    assert result.exit_code == 1
+    assert result.stderr == "Error: Only the recipient can ACK a task\n"
+    assert only_message(run).state is MessageState.INPUT_REQUIRED
+
+
+def test_ack_twice_names_the_state(run, team: Team) -> None:
+    send(run, team, "x")
+    task = str(only_message(run).task_id)
+    run(*team.args("ack", team.worker, "--task-id", task))
+
+    result = run(*team.args("ack", team.worker, "--task-id", task))
+
+    assert (result.exit_code, result.stderr) == (1, "Error: Cannot ACK task in state completed\n")
+
+
+def test_cancel_prints_task_canceled_and_the_rendering(run, team: Team) -> None:
+    send(run, team, "never mind")
+    task = only_message(run).task_id
+
+    result = run(*team.args("cancel", team.director, "--task-id", str(task)))
+
+    assert result.exit_code == 0
+    assert result.stdout == (
+        f"Task canceled.\n[{task} | from:{team.director} | state:canceled | {TS}]\nnever mind\n"
+    )
+    assert only_message(run).state is MessageState.CANCELED
+
+
+def test_cancel_json_is_the_task_object(run, team: Team) -> None:
+    send(run, team, "x")
+    task = only_message(run).task_id
+
+    result = run("--json", *team.args("cancel", team.director, "--task-id", str(task)))
+
+    assert json.loads(result.stdout)["state"] == "canceled"
+
+
+def test_cancel_by_the_recipient_is_an_error(run, team: Team) -> None:
+    send(run, team, "x")
+    task = only_message(run).task_id
+
+    result = run(*team.args("cancel", team.worker, "--task-id", str(task)))
+
+    assert (result.exit_code, result.stderr) == (1, "Error: Only the sender can cancel a task\n")
+
+
+@pytest.mark.parametrize("command", ["ack", "cancel", "show"])
+def test_a_task_of_another_fleet_is_not_found(run, team: Team, command: str) -> None:
+    other = run.world.fleet("beta")
+    foreign_member = run.world.member(other, "foreigner", pane_id="%7")
+    run(
+        "message",
+        "send",
+        "--fleet-id",
+        str(other.fleet.fleet_id),
+        "--agent-id",
+        str(other.director.agent_id),
+        "--to",
+        str(foreign_member),
+        "--text",
+        "secret",
+    )
+    foreign = only_message(run).task_id
+
+    result = run(*team.args(command, team.director, "--task-id", str(foreign)))
+
+    assert result.exit_code == 1
+    assert result.stderr == f"Error: Task {foreign} not found\n"
+
+
+def test_show_prints_only_the_rendering(run, team: Team) -> None:
+    send(run, team, "look")
+    task = only_message(run).task_id
+
+    result = run(*team.args("show", team.admin, "--task-id", str(task)))
+
+    assert result.stdout == f"[{task} | from:{team.director} | {TS}]\nlook\n"
+
+
+def test_show_json_full_adds_the_deliveries(run, team: Team) -> None:
+    send(run, team, "look")
+    task = only_message(run).task_id
+
+    plain = json.loads(
+        run("--json", *team.args("show", team.worker, "--task-id", str(task))).stdout
+    )
+    detailed = json.loads(
+        run("--json", *team.args("show", team.worker, "--task-id", str(task), "--full")).stdout
+    )
+
+    assert "deliveries" not in plain
+    assert detailed["task_id"] == task
+    assert detailed["deliveries"] == [
+        {
+            "recipient_agent_id": team.worker,
+            "state": "sent",
+            "transport": "tmux",
+            "pane_id": "%1",
+            "attempted_at": TS,
+            "error": None,
+        }
+    ]
+
+
+def test_show_of_a_summary_displays_it(run, team: Team) -> None:
+    run(*team.args("broadcast", team.director, "--text", "hi all"))
+    summary = next(m for m in run.world.all_messages() if m.is_summary)
+
+    result = run("--json", *team.args("show", team.worker, "--task-id", str(summary.task_id)))
+
+    assert json.loads(result.stdout)["kind"] == "broadcast_summary"
+
+
+# -- options ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["send", "--to", "2", "--text", "x"],
+        ["broadcast", "--text", "x"],
+        ["poll"],
+        ["ack", "--task-id", "1"],
+        ["cancel", "--task-id", "1"],
+        ["show", "--task-id", "1"],
+    ],
+)
+def test_message_subcommands_reject_a_local_json(run, team: Team, args: list[str]) -> None:
+    result = run("message", args[0], "--fleet-id", team.fid, "--agent-id", "1", *args[1:], "--json")
+
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"Usage: cafleet message {args[0]} [OPTIONS]\n")
+    assert "Error: No such option '--json'" in result.stderr
+    assert run.world.all_messages() == []
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["send", "--agent-id", "1", "--to", "2", "--text", "x"],
+        ["broadcast", "--agent-id", "1", "--text", "x"],
+        ["poll", "--agent-id", "1"],
+        ["ack", "--agent-id", "1", "--task-id", "1"],
+        ["cancel", "--agent-id", "1", "--task-id", "1"],
+        ["show", "--agent-id", "1", "--task-id", "1"],
+    ],
+)
+def test_message_subcommands_require_a_fleet_id(run, args: list[str]) -> None:
+    result = run("message", *args)
+
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "Error: --fleet-id <int> is required for this subcommand."
+        " Create a fleet with 'cafleet fleet create' and pass its id.\n"
+    )
+
+
+def test_a_missing_agent_id_is_a_usage_error(run, team: Team) -> None:
+    result = run("message", "poll", "--fleet-id", team.fid)
+
+    assert result.exit_code == 2
+    assert "Missing option '--agent-id'" in result.stderr

@@ -1,0 +1,178 @@
+"""MemberService on the fakes: show and the three list modes (spec §5.5)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from cafleet.adapters.fake.clock import FakeClock
+from cafleet.application.members import ListMode, MemberService
+from cafleet.application.messaging import MessagingService
+from cafleet.domain.agent import AgentKind, CardKind
+from cafleet.domain.errors import NotFound
+
+
+@pytest.fixture
+def made(world):
+    return world.fleet("alpha")
+
+
+def test_show_returns_an_active_member_with_its_kind_and_placement(
+    members: MemberService, world, made
+) -> None:
+    worker = world.member(made, "worker", pane_id="%1")
+
+    view = members.show(made.fleet.fleet_id, worker)
+
+    assert view.agent == world.get_agent(worker)
+    assert view.kind is AgentKind.MEMBER
+    assert view.placement == world.get_placement(worker)
+
+
+@pytest.mark.parametrize(
+    ("who", "kind", "placed"),
+    [
+        ("director", AgentKind.DIRECTOR, True),
+        ("administrator", AgentKind.ADMINISTRATOR, False),
+    ],
+)
+def test_show_of_the_builtin_roles(
+    members: MemberService, made, who: str, kind: AgentKind, placed: bool
+) -> None:
+    agent_id = getattr(made, who).agent_id
+
+    view = members.show(made.fleet.fleet_id, agent_id)
+
+    assert view.kind is kind
+    assert (view.placement is not None) is placed
+
+
+def test_show_of_a_monitoring_member(members: MemberService, world, made) -> None:
+    watcher = world.member(made, "watch", pane_id="%2", card_kind=CardKind.MONITORING_MEMBER)
+
+    assert members.show(made.fleet.fleet_id, watcher).kind is AgentKind.MONITOR
+
+
+@pytest.mark.parametrize("case", ["unknown", "other-fleet", "deregistered"])
+def test_show_of_an_agent_outside_reach_is_one_not_found(
+    members: MemberService, world, made, case: str
+) -> None:
+    other = world.fleet("beta")
+    worker = world.member(made, "worker", pane_id="%1")
+    target = {"unknown": 555, "other-fleet": other.director.agent_id, "deregistered": worker}[case]
+    if case == "deregistered":
+        world.deregister(worker)
+
+    with pytest.raises(NotFound) as raised:
+        members.show(made.fleet.fleet_id, target)
+
+    assert raised.value.message == f"Agent {target} not found"
+
+
+def test_list_of_an_unknown_or_deleted_fleet(members: MemberService, fleets, made) -> None:
+    fleets.delete(made.fleet.fleet_id)
+
+    for fleet_id in (made.fleet.fleet_id, 404):
+        with pytest.raises(NotFound) as raised:
+            members.list(fleet_id, ListMode.MEMBERS)
+        assert raised.value.message == f"fleet {fleet_id} not found."
+
+
+def test_default_list_shows_only_placed_members_of_the_director_in_id_order(
+    members: MemberService, world, made
+) -> None:
+    b = world.member(made, "b-worker", pane_id="%1")
+    watcher = world.member(made, "watch", pane_id="%2", card_kind=CardKind.MONITORING_MEMBER)
+    pending = world.member(made, "pending", pane_id=None)
+    world.agent(made.fleet.fleet_id, "unplaced")
+    gone = world.member(made, "gone", pane_id="%3")
+    world.deregister(gone)
+
+    listing = members.list(made.fleet.fleet_id, ListMode.MEMBERS)
+
+    assert listing.mode is ListMode.MEMBERS
+    assert [v.agent.agent_id for v in listing.members] == [b, watcher, pending]
+    assert [v.kind for v in listing.members] == [
+        AgentKind.MEMBER,
+        AgentKind.MONITOR,
+        AgentKind.MEMBER,
+    ]
+    assert all(v.activity is None for v in listing.members)
+
+
+def test_default_list_of_a_fresh_fleet_is_empty(members: MemberService, made) -> None:
+    assert members.list(made.fleet.fleet_id, ListMode.MEMBERS).members == []
+
+
+def test_list_all_shows_every_active_agent_with_kinds(members: MemberService, world, made) -> None:
+    worker = world.member(made, "worker", pane_id="%1")
+    watcher = world.member(made, "watch", pane_id="%2", card_kind=CardKind.MONITORING_MEMBER)
+    loose = world.agent(made.fleet.fleet_id, "unplaced")
+    world.deregister(world.member(made, "gone", pane_id="%3"))
+    world.member(world.fleet("beta"), "elsewhere", pane_id="%8")
+
+    listing = members.list(made.fleet.fleet_id, ListMode.ALL)
+
+    rows = [(v.agent.agent_id, v.kind, v.placement is not None) for v in listing.members]
+    assert rows == [
+        (made.director.agent_id, AgentKind.DIRECTOR, True),
+        (made.administrator.agent_id, AgentKind.ADMINISTRATOR, False),
+        (worker, AgentKind.MEMBER, True),
+        (watcher, AgentKind.MONITOR, True),
+        (loose, AgentKind.MEMBER, False),
+    ]
+
+
+def test_activity_takes_last_recv_from_created_at_so_an_ack_is_not_receiving(
+    members: MemberService, messaging: MessagingService, world, made, clock: FakeClock
+) -> None:
+    fid, director = made.fleet.fleet_id, made.director.agent_id
+    worker = world.member(made, "worker", pane_id="%1")
+    received_at = clock.now()
+    task = messaging.send(fid, director, worker, "do it").message.task_id
+    clock.advance(60)
+    sent_at = clock.now()
+    messaging.send(fid, worker, director, "on it")
+    clock.advance(60)
+    acked_at = clock.now()
+    messaging.ack(fid, worker, task)
+    clock.advance(125)
+
+    listing = members.list(fid, ListMode.ACTIVITY)
+
+    [view] = listing.members
+    assert view.agent.agent_id == worker
+    assert view.activity.last_recv == received_at
+    assert view.activity.last_sent == sent_at
+    assert view.activity.last_ack == acked_at
+    assert view.activity.last_contact == sent_at
+    assert listing.now - view.activity.last_contact == timedelta(seconds=185)
+
+
+def test_activity_of_a_silent_member_is_empty(members: MemberService, world, made) -> None:
+    world.member(made, "quiet", pane_id="%1")
+
+    [view] = members.list(made.fleet.fleet_id, ListMode.ACTIVITY).members
+
+    assert view.activity.last_sent is None
+    assert view.activity.last_recv is None
+    assert view.activity.last_ack is None
+    assert view.activity.last_contact is None
+
+
+def test_activity_counts_broadcast_deliveries_but_not_the_summary(
+    members: MemberService, messaging: MessagingService, world, made, clock: FakeClock
+) -> None:
+    fid = made.fleet.fleet_id
+    alice = world.member(made, "alice", pane_id="%1")
+    bob = world.member(made, "bob", pane_id="%2")
+    at = clock.now()
+    messaging.broadcast(fid, alice, "hello all")
+
+    views = {v.agent.agent_id: v for v in members.list(fid, ListMode.ACTIVITY).members}
+
+    assert views[alice].activity.last_sent == at
+    assert views[alice].activity.last_recv is None
+    assert views[bob].activity.last_recv == at
+    assert views[bob].activity.last_sent is None

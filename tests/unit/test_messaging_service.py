@@ -1,0 +1,562 @@
+"""MessagingService on the fakes: send pipeline, ledger, isolation, poll/ack/cancel/show.
+
+Spec §3.5, §5.6, §6.1–§6.3.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from cafleet.adapters.fake.clock import FakeClock
+from cafleet.adapters.fake.notifier import RecordingNotifier
+from cafleet.adapters.fake.store import MemoryStore
+from cafleet.application.fleets import FleetCreated
+from cafleet.application.messaging import MessagingService
+from cafleet.application.ports import Announcement
+from cafleet.domain.delivery import DeliveryState, PushOutcome
+from cafleet.domain.errors import CafleetError, ErrorKind, Invalid, NotFound
+from cafleet.domain.message import MessageState, MessageType
+from cafleet.domain.placement import CodingAgent, Multiplexer
+
+
+@dataclass
+class Team:
+    made: FleetCreated
+    fleet_id: int
+    director: int
+    admin: int
+    worker: int  # pane %1
+    pending: int  # registered, pane not yet recorded
+
+
+@pytest.fixture
+def team(world) -> Team:
+    made = world.fleet("alpha")
+    return Team(
+        made,
+        made.fleet.fleet_id,
+        made.director.agent_id,
+        made.administrator.agent_id,
+        world.member(made, "worker", pane_id="%1", coding_agent=CodingAgent.CODEX),
+        world.member(made, "pending", pane_id=None),
+    )
+
+
+def error_of(call, *args) -> CafleetError:
+    with pytest.raises(CafleetError) as raised:
+        call(*args)
+    return raised.value
+
+
+# -- send: storage and ledger ----------------------------------------------------------------
+
+
+def test_send_stores_an_input_required_unicast_owned_by_the_recipient(
+    messaging: MessagingService, team: Team, world, clock: FakeClock
+) -> None:
+    result = messaging.send(team.fleet_id, team.director, team.worker, "please review")
+
+    stored = world.get_message(result.message.task_id)
+    assert stored == result.message
+    assert stored.context_id == stored.to_agent_id == team.worker
+    assert stored.from_agent_id == team.director
+    assert stored.type is MessageType.UNICAST
+    assert stored.state is MessageState.INPUT_REQUIRED
+    assert stored.created_at == stored.status_timestamp == clock.now()
+    assert stored.origin_task_id is None
+    assert stored.text == "please review"
+
+
+def test_send_to_a_pane_bound_member_pushes_and_records_sent(
+    messaging: MessagingService, team: Team, world, notifier: RecordingNotifier
+) -> None:
+    result = messaging.send(team.fleet_id, team.director, team.worker, "hello worker")
+
+    [announcement] = notifier.announced
+    assert announcement.task_id == result.message.task_id
+    assert announcement.from_agent_id == team.director
+    assert announcement.created_at == result.message.created_at
+    assert announcement.text == "hello worker"
+    target = announcement.target
+    assert (target.agent_id, target.pane_id) == (team.worker, "%1")
+    assert (target.backend, target.socket) == (Multiplexer.TMUX, "tmux-test.sock")
+    assert target.coding_agent is CodingAgent.CODEX
+
+    [delivery] = world.deliveries(result.message.task_id)
+    assert delivery == result.delivery
+    assert delivery.recipient_agent_id == team.worker
+    assert delivery.state is DeliveryState.SENT
+    assert (delivery.transport, delivery.pane_id, delivery.error) == ("tmux", "%1", None)
+    assert delivery.attempted_at is not None
+
+
+def test_send_to_the_director_pushes_to_the_directors_pane(
+    messaging: MessagingService, team: Team, world
+) -> None:
+    result = messaging.send(team.fleet_id, team.worker, team.director, "done")
+
+    delivery = world.delivery(result.message.task_id, team.director)
+    assert (delivery.state, delivery.pane_id) == (DeliveryState.SENT, "%0")
+
+
+def test_the_push_happens_after_commit_with_no_transaction_open(
+    store: MemoryStore, clock: FakeClock, team: Team
+) -> None:
+    seen: dict[str, object] = {}
+
+    def outcome(announcement: Announcement) -> PushOutcome:
+        seen["write_lock_held"] = store.write_lock.locked()
+        with store() as uow:  # a fresh reader, as the recipient's own poll would be
+            seen["message"] = uow.messages.get(announcement.task_id)
+            seen["delivery"] = uow.deliveries.get(announcement.task_id, team.worker)
+        return PushOutcome.sent("tmux", announcement.target.pane_id)
+
+    service = MessagingService(store, clock, RecordingNotifier(outcome))
+    result = service.send(team.fleet_id, team.director, team.worker, "durable first")
+
+    assert seen["write_lock_held"] is False
+    assert seen["message"] == result.message
+    assert seen["delivery"].state is DeliveryState.PENDING
+    assert seen["delivery"].attempted_at is None
+
+
+@pytest.mark.parametrize(
+    "outcome",
+    [
+        PushOutcome.sent("tmux", "%1"),
+        PushOutcome.skipped("not-agent:bash", "tmux", "%1"),
+        PushOutcome.skipped("pane-gone", "tmux", "%1"),
+        PushOutcome.failed("tmux send-keys timed out after 5s", "tmux", "%1"),
+    ],
+)
+def test_the_push_outcome_is_recorded_in_the_ledger(
+    store: MemoryStore, clock: FakeClock, team: Team, world, outcome: PushOutcome
+) -> None:
+    service = MessagingService(store, clock, RecordingNotifier(lambda a: outcome))
+    clock.advance(1)
+    sent_at = clock.now()
+
+    result = service.send(team.fleet_id, team.director, team.worker, "hi")
+
+    delivery = world.delivery(result.message.task_id, team.worker)
+    assert delivery == result.delivery
+    assert delivery.state is outcome.state
+    assert (delivery.transport, delivery.pane_id, delivery.error) == (
+        outcome.transport,
+        outcome.pane_id,
+        outcome.error,
+    )
+    assert delivery.created_at == sent_at
+    assert delivery.attempted_at is not None
+
+
+def test_a_notifier_that_raises_records_a_one_line_failure_and_keeps_the_message(
+    store: MemoryStore, clock: FakeClock, team: Team, world
+) -> None:
+    def explode(announcement: Announcement) -> PushOutcome:
+        raise RuntimeError("pane driver crashed\nTraceback details\nmore")
+
+    service = MessagingService(store, clock, RecordingNotifier(explode))
+
+    result = service.send(team.fleet_id, team.director, team.worker, "still stored")
+
+    assert world.get_message(result.message.task_id).text == "still stored"
+    delivery = world.delivery(result.message.task_id, team.worker)
+    assert delivery.state is DeliveryState.FAILED
+    assert delivery.error == "RuntimeError: pane driver crashed"
+    assert delivery.attempted_at is not None
+
+
+def test_self_send_is_stored_and_skipped_as_self_without_touching_a_pane(
+    messaging: MessagingService, team: Team, world, notifier: RecordingNotifier
+) -> None:
+    result = messaging.send(team.fleet_id, team.worker, team.worker, "note to self")
+
+    assert notifier.announced == []
+    assert world.get_message(result.message.task_id).context_id == team.worker
+    delivery = world.delivery(result.message.task_id, team.worker)
+    assert delivery.state is DeliveryState.SKIPPED
+    assert delivery.error == "self"
+    assert (delivery.transport, delivery.pane_id) == (None, None)
+    assert delivery.attempted_at == delivery.created_at
+
+
+def test_send_to_the_administrator_is_skipped_with_no_placement(
+    messaging: MessagingService, team: Team, world, notifier: RecordingNotifier
+) -> None:
+    result = messaging.send(team.fleet_id, team.worker, team.admin, "fyi")
+
+    assert notifier.announced == []
+    delivery = world.delivery(result.message.task_id, team.admin)
+    assert (delivery.state, delivery.error) == (DeliveryState.SKIPPED, "no-placement")
+    assert world.get_message(result.message.task_id).context_id == team.admin
+
+
+def test_send_to_a_pending_placement_is_skipped_with_pending_pane(
+    messaging: MessagingService, team: Team, world, notifier: RecordingNotifier
+) -> None:
+    result = messaging.send(team.fleet_id, team.director, team.pending, "welcome")
+
+    assert notifier.announced == []
+    delivery = world.delivery(result.message.task_id, team.pending)
+    assert (delivery.state, delivery.error) == (DeliveryState.SKIPPED, "pending-pane")
+    assert delivery.attempted_at == delivery.created_at
+
+
+def test_the_administrator_may_send(messaging: MessagingService, team: Team, world) -> None:
+    result = messaging.send(team.fleet_id, team.admin, team.worker, "from the admin")
+
+    assert world.get_message(result.message.task_id).from_agent_id == team.admin
+
+
+# -- isolation: identical not-found texts ------------------------------------------------------
+
+
+@pytest.fixture
+def other(world) -> FleetCreated:
+    return world.fleet("beta")
+
+
+@pytest.mark.parametrize("case", ["unknown", "other-fleet", "deregistered"])
+def test_a_recipient_outside_reach_is_not_found_with_one_message(
+    messaging: MessagingService, team: Team, other: FleetCreated, world, case: str
+) -> None:
+    target = {
+        "unknown": 999,
+        "other-fleet": other.director.agent_id,
+        "deregistered": team.worker,
+    }[case]
+    if case == "deregistered":
+        world.deregister(team.worker)
+    before = len(world.all_messages())
+
+    error = error_of(messaging.send, team.fleet_id, team.director, target, "hi")
+
+    assert isinstance(error, NotFound)
+    assert error.message == f"Destination agent not found: {target}"
+    assert len(world.all_messages()) == before
+
+
+@pytest.mark.parametrize("case", ["unknown", "other-fleet", "deregistered"])
+@pytest.mark.parametrize("operation", ["send", "broadcast", "poll", "ack", "cancel", "show"])
+def test_an_acting_agent_outside_the_fleet_is_not_a_member(
+    messaging: MessagingService,
+    team: Team,
+    other: FleetCreated,
+    world,
+    case: str,
+    operation: str,
+) -> None:
+    actor = {
+        "unknown": 999,
+        "other-fleet": other.director.agent_id,
+        "deregistered": team.worker,
+    }[case]
+    task = messaging.send(team.fleet_id, team.director, team.worker, "x").message.task_id
+    if case == "deregistered":
+        world.deregister(team.worker)
+    calls = {
+        "send": lambda: messaging.send(team.fleet_id, actor, team.director, "hi"),
+        "broadcast": lambda: messaging.broadcast(team.fleet_id, actor, "hi"),
+        "poll": lambda: messaging.poll(team.fleet_id, actor),
+        "ack": lambda: messaging.ack(team.fleet_id, actor, task),
+        "cancel": lambda: messaging.cancel(team.fleet_id, actor, task),
+        "show": lambda: messaging.show(team.fleet_id, actor, task),
+    }
+
+    error = error_of(calls[operation])
+
+    assert isinstance(error, NotFound)
+    assert error.message == f"agent {actor} is not a member of fleet {team.fleet_id}."
+    assert world.get_message(task).state is MessageState.INPUT_REQUIRED
+
+
+@pytest.mark.parametrize("operation", ["send", "broadcast", "poll", "ack", "cancel", "show"])
+def test_message_commands_in_a_deleted_fleet_report_the_fleet_not_found(
+    messaging: MessagingService, team: Team, fleets, operation: str
+) -> None:
+    task = messaging.send(team.fleet_id, team.director, team.worker, "x").message.task_id
+    fleets.delete(team.fleet_id)
+    fid, actor = team.fleet_id, team.director
+    calls = {
+        "send": lambda: messaging.send(fid, actor, team.worker, "hi"),
+        "broadcast": lambda: messaging.broadcast(fid, actor, "hi"),
+        "poll": lambda: messaging.poll(fid, actor),
+        "ack": lambda: messaging.ack(fid, team.worker, task),
+        "cancel": lambda: messaging.cancel(fid, actor, task),
+        "show": lambda: messaging.show(fid, actor, task),
+    }
+
+    error = error_of(calls[operation])
+
+    assert isinstance(error, NotFound)
+    assert error.message == f"fleet {fid} not found."
+
+
+def test_an_unknown_fleet_is_not_found(messaging: MessagingService) -> None:
+    error = error_of(messaging.poll, 77, 1)
+
+    assert error.message == "fleet 77 not found."
+
+
+@pytest.mark.parametrize("operation", ["ack", "cancel", "show"])
+def test_a_task_of_another_fleet_reads_like_an_unknown_task(
+    messaging: MessagingService, team: Team, other: FleetCreated, world, operation: str
+) -> None:
+    foreign_member = world.member(other, "foreigner", pane_id="%7")
+    foreign = messaging.send(
+        other.fleet.fleet_id, other.director.agent_id, foreign_member, "secret"
+    ).message.task_id
+    call = getattr(messaging, operation)
+
+    foreign_error = error_of(call, team.fleet_id, team.director, foreign)
+    unknown_error = error_of(call, team.fleet_id, team.director, 9999)
+
+    assert isinstance(foreign_error, NotFound)
+    assert foreign_error.message == f"Task {foreign} not found"
+    assert unknown_error.message == "Task 9999 not found"
+    assert world.get_message(foreign).state is MessageState.INPUT_REQUIRED
+
+
+# -- poll -------------------------------------------------------------------------------------
+
+
+def test_poll_lists_own_input_required_messages_newest_first(
+    messaging: MessagingService, team: Team, clock: FakeClock
+) -> None:
+    ids = []
+    for n in range(3):
+        clock.advance(10)
+        ids.append(messaging.send(team.fleet_id, team.director, team.worker, f"m{n}").message)
+    messaging.send(team.fleet_id, team.worker, team.director, "not mine")
+
+    polled = messaging.poll(team.fleet_id, team.worker)
+
+    assert [m.text for m in polled] == ["m2", "m1", "m0"]
+    assert polled == list(reversed(ids))
+
+
+def test_poll_breaks_time_ties_by_higher_id_first(messaging: MessagingService, team: Team) -> None:
+    first = messaging.send(team.fleet_id, team.director, team.worker, "a").message.task_id
+    second = messaging.send(team.fleet_id, team.director, team.worker, "b").message.task_id
+
+    assert [m.task_id for m in messaging.poll(team.fleet_id, team.worker)] == [second, first]
+
+
+def test_poll_limit_keeps_the_newest(
+    messaging: MessagingService, team: Team, clock: FakeClock
+) -> None:
+    for n in range(4):
+        clock.advance(1)
+        messaging.send(team.fleet_id, team.director, team.worker, f"m{n}")
+
+    assert [m.text for m in messaging.poll(team.fleet_id, team.worker, limit=2)] == ["m3", "m2"]
+    assert len(messaging.poll(team.fleet_id, team.worker, limit=10)) == 4
+
+
+def test_poll_leaves_out_acked_and_canceled_messages(
+    messaging: MessagingService, team: Team
+) -> None:
+    acked = messaging.send(team.fleet_id, team.director, team.worker, "acked").message.task_id
+    canceled = messaging.send(team.fleet_id, team.director, team.worker, "gone").message.task_id
+    messaging.send(team.fleet_id, team.director, team.worker, "open")
+    messaging.ack(team.fleet_id, team.worker, acked)
+    messaging.cancel(team.fleet_id, team.director, canceled)
+
+    assert [m.text for m in messaging.poll(team.fleet_id, team.worker)] == ["open"]
+
+
+def test_poll_of_an_empty_inbox_is_empty(messaging: MessagingService, team: Team) -> None:
+    assert messaging.poll(team.fleet_id, team.worker) == []
+
+
+# -- ack / cancel -----------------------------------------------------------------------------
+
+
+def test_ack_completes_the_message_at_the_ack_time(
+    messaging: MessagingService, team: Team, world, clock: FakeClock
+) -> None:
+    sent = messaging.send(team.fleet_id, team.director, team.worker, "do it").message
+    clock.advance(90)
+
+    acked = messaging.ack(team.fleet_id, team.worker, sent.task_id)
+
+    stored = world.get_message(sent.task_id)
+    assert stored == acked
+    assert stored.state is MessageState.COMPLETED
+    assert stored.status_timestamp == clock.now()
+    assert stored.created_at == sent.created_at
+
+
+def test_cancel_by_the_sender_cancels_the_message(
+    messaging: MessagingService, team: Team, world, clock: FakeClock
+) -> None:
+    sent = messaging.send(team.fleet_id, team.director, team.worker, "never mind").message
+    clock.advance(5)
+
+    messaging.cancel(team.fleet_id, team.director, sent.task_id)
+
+    stored = world.get_message(sent.task_id)
+    assert stored.state is MessageState.CANCELED
+    assert stored.status_timestamp == clock.now()
+
+
+def test_ack_by_someone_else_in_the_fleet_is_refused_and_changes_nothing(
+    messaging: MessagingService, team: Team, world
+) -> None:
+    task = messaging.send(team.fleet_id, team.director, team.worker, "x").message.task_id
+
+    error = error_of(messaging.ack, team.fleet_id, team.director, task)
+
+    assert isinstance(error, Invalid)
+    assert error.message == "Only the recipient can ACK a task"
+    assert world.get_message(task).state is MessageState.INPUT_REQUIRED
+
+
+def test_cancel_by_someone_else_in_the_fleet_is_refused_and_changes_nothing(
+    messaging: MessagingService, team: Team, world
+) -> None:
+    task = messaging.send(team.fleet_id, team.director, team.worker, "x").message.task_id
+
+    error = error_of(messaging.cancel, team.fleet_id, team.worker, task)
+
+    assert error.message == "Only the sender can cancel a task"
+    assert world.get_message(task).state is MessageState.INPUT_REQUIRED
+
+
+def test_settling_twice_names_the_terminal_state(
+    messaging: MessagingService, team: Team, world
+) -> None:
+    acked = messaging.send(team.fleet_id, team.director, team.worker, "a").message.task_id
+    canceled = messaging.send(team.fleet_id, team.director, team.worker, "c").message.task_id
+    messaging.ack(team.fleet_id, team.worker, acked)
+    messaging.cancel(team.fleet_id, team.director, canceled)
+
+    assert error_of(messaging.ack, team.fleet_id, team.worker, acked).message == (
+        "Cannot ACK task in state completed"
+    )
+    assert error_of(messaging.ack, team.fleet_id, team.worker, canceled).message == (
+        "Cannot ACK task in state canceled"
+    )
+    assert error_of(messaging.cancel, team.fleet_id, team.director, acked).message == (
+        "Cannot cancel task in state completed"
+    )
+    assert world.get_message(canceled).state is MessageState.CANCELED
+
+
+def test_messages_of_a_deregistered_owner_stay_reachable_in_the_fleet(
+    messaging: MessagingService, team: Team, world
+) -> None:
+    task = messaging.send(team.fleet_id, team.director, team.worker, "x").message.task_id
+    world.deregister(team.worker)
+
+    messaging.cancel(team.fleet_id, team.director, task)
+
+    assert world.get_message(task).state is MessageState.CANCELED
+    assert messaging.show(team.fleet_id, team.director, task).message.text == "x"
+
+
+# -- show -------------------------------------------------------------------------------------
+
+
+def test_show_returns_the_message_and_its_deliveries_to_any_active_agent(
+    messaging: MessagingService, team: Team
+) -> None:
+    sent = messaging.send(team.fleet_id, team.director, team.worker, "x")
+
+    detail = messaging.show(team.fleet_id, team.admin, sent.message.task_id)
+
+    assert detail.message == sent.message
+    assert detail.deliveries == (sent.delivery,)
+
+
+def test_show_of_a_broadcast_summary_has_no_deliveries(
+    messaging: MessagingService, team: Team
+) -> None:
+    summary = messaging.broadcast(team.fleet_id, team.director, "all hands").summary
+
+    detail = messaging.show(team.fleet_id, team.worker, summary.task_id)
+
+    assert detail.message == summary
+    assert detail.deliveries == ()
+
+
+# -- errors map to kinds ----------------------------------------------------------------------
+
+
+def test_not_found_and_ownership_errors_have_distinct_kinds(
+    messaging: MessagingService, team: Team
+) -> None:
+    task = messaging.send(team.fleet_id, team.director, team.worker, "x").message.task_id
+
+    assert error_of(messaging.poll, team.fleet_id, 999).kind is ErrorKind.NOT_FOUND
+    assert error_of(messaging.ack, team.fleet_id, team.director, task).kind is ErrorKind.INVALID
+
+
+# -- nudge: an ordinary send to a placed target (spec §5.5) -----------------------------------
+
+
+def test_nudge_is_an_ordinary_ackable_message_with_a_preview(
+    messaging: MessagingService, team: Team, world, notifier: RecordingNotifier
+) -> None:
+    done = messaging.nudge(team.fleet_id, team.director, team.worker, "wake up")
+
+    stored = world.get_message(done.sent.message.task_id)
+    assert (stored.type, stored.state) == (MessageType.UNICAST, MessageState.INPUT_REQUIRED)
+    assert (stored.from_agent_id, stored.context_id) == (team.director, team.worker)
+    assert done.target.agent_id == team.worker
+    assert done.placement.pane_id == "%1"
+    assert [a.task_id for a in notifier.announced] == [stored.task_id]
+    assert world.delivery(stored.task_id, team.worker).state is DeliveryState.SENT
+
+
+def test_nudge_of_a_pending_member_queues_the_message(
+    messaging: MessagingService, team: Team, world
+) -> None:
+    done = messaging.nudge(team.fleet_id, team.director, team.pending, "when you are up")
+
+    assert done.placement.pane_id is None
+    assert done.sent.delivery.error == "pending-pane"
+    assert world.get_message(done.sent.message.task_id) is not None
+
+
+@pytest.mark.parametrize("case", ["unknown", "other-fleet", "deregistered"])
+def test_nudge_of_a_target_outside_reach(
+    messaging: MessagingService, team: Team, other: FleetCreated, world, case: str
+) -> None:
+    target = {
+        "unknown": 999,
+        "other-fleet": other.director.agent_id,
+        "deregistered": team.worker,
+    }[case]
+    if case == "deregistered":
+        world.deregister(team.worker)
+
+    error = error_of(messaging.nudge, team.fleet_id, team.director, target, "x")
+
+    assert error.message == f"Agent {target} not found"
+    assert world.all_messages() == []
+
+
+def test_nudge_of_the_administrator_reports_the_missing_placement(
+    messaging: MessagingService, team: Team, world
+) -> None:
+    error = error_of(messaging.nudge, team.fleet_id, team.director, team.admin, "x")
+
+    assert error.message == (
+        f"agent {team.admin} has no placement row; it was not spawned via `cafleet member create`."
+    )
+    assert world.all_messages() == []
+
+
+def test_nudge_resolves_the_target_before_the_sender(
+    messaging: MessagingService, team: Team, world
+) -> None:
+    unknown_target = error_of(messaging.nudge, team.fleet_id, 998, 999, "x")
+    unknown_sender = error_of(messaging.nudge, team.fleet_id, 998, team.worker, "x")
+
+    assert unknown_target.message == "Agent 999 not found"
+    assert unknown_sender.message == "Sender agent not found or not active in fleet: 998"
+    assert world.all_messages() == []
