@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         PaneLocator,
         UnitOfWorkFactory,
     )
+    from cafleet.application.setup import SkillsService
     from cafleet.application.spawning import MemberSpawner
     from cafleet.application.teardown import PaneTeardown
 
@@ -112,6 +113,25 @@ class Components:
             SystemProcess(),
             self.settings.monitor_stall_interval,
         )
+
+    def skills(self) -> SkillsService:
+        from pathlib import Path
+
+        from cafleet import __version__
+        from cafleet.adapters.skills.installer import FilesystemSkillInstaller
+        from cafleet.application.setup import SkillsService
+
+        home = Path(self.env.get("HOME") or Path.home())
+        return SkillsService(self.uow, self.clock, FilesystemSkillInstaller(home), __version__)
+
+    def require_current_skills(self) -> None:
+        """The gate in front of team commands; a missing database means nothing installed."""
+        from cafleet.domain.errors import Invalid, SchemaMissing
+
+        try:
+            self.skills().require_current()
+        except SchemaMissing:
+            raise Invalid("no skills install is recorded; run 'cafleet setup' first") from None
 
     def member_spawner(self) -> MemberSpawner:
         from pathlib import Path

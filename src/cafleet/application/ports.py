@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from types import TracebackType
 from typing import Protocol, runtime_checkable
 
@@ -21,6 +22,7 @@ from cafleet.domain.message import Message
 from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule
 from cafleet.domain.panes import Key, PaneInfo
 from cafleet.domain.placement import CodingAgent, Multiplexer, PaneLocation, Placement
+from cafleet.domain.skills import SkillHome, SkillInstall
 
 
 class FleetRepository(Protocol):
@@ -110,6 +112,16 @@ class MonitorRepository(Protocol):
     def remove_runtime(self, fleet_id: int) -> None: ...
 
 
+class InstallRepository(Protocol):
+    def list(self) -> list[SkillInstall]:
+        """Every recorded install, by coding agent."""
+        ...
+
+    def record(self, install: SkillInstall) -> None:
+        """Insert or replace the install of one coding agent."""
+        ...
+
+
 class UnitOfWork(Protocol):
     fleets: FleetRepository
     agents: AgentRepository
@@ -117,6 +129,7 @@ class UnitOfWork(Protocol):
     messages: MessageRepository
     deliveries: DeliveryRepository
     monitor: MonitorRepository
+    installs: InstallRepository
 
     def __enter__(self) -> UnitOfWork: ...
     def __exit__(
@@ -216,6 +229,19 @@ class Programs(Protocol):
     def which(self, name: str) -> str | None: ...
     def first_line(self, path: str) -> str | None:
         """The first line of a file (to read a script's #! interpreter), None if unreadable."""
+        ...
+
+
+class SkillInstaller(Protocol):
+    """Copies the bundled skills into coding-agent homes."""
+
+    def detected_homes(self) -> list[SkillHome]:
+        """Coding agents whose home directory exists, in detection order."""
+        ...
+
+    def skills_dir(self, home: SkillHome) -> Path: ...
+    def install(self, home: SkillHome) -> Path:
+        """Replace each bundled skill in the home's skills directory; returns that directory."""
         ...
 
 

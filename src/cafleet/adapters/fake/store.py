@@ -21,6 +21,7 @@ from cafleet.domain.fleet import Fleet
 from cafleet.domain.message import Message, MessageState, MessageType
 from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule
 from cafleet.domain.placement import Placement
+from cafleet.domain.skills import SkillInstall
 
 
 @dataclass
@@ -32,6 +33,7 @@ class MemoryTables:
     deliveries: dict[tuple[int, int], Delivery] = field(default_factory=dict)
     schedules: dict[int, MonitorSchedule] = field(default_factory=dict)
     runtimes: dict[int, MonitorRuntime] = field(default_factory=dict)
+    installs: dict[str, SkillInstall] = field(default_factory=dict)
     next_ids: dict[str, int] = field(default_factory=dict)
 
     def new_id(self, table: str) -> int:
@@ -250,6 +252,17 @@ class MemoryMonitor:
         self._t.runtimes.pop(fleet_id, None)
 
 
+class MemoryInstalls:
+    def __init__(self, t: MemoryTables) -> None:
+        self._t = t
+
+    def list(self) -> list[SkillInstall]:
+        return [self._t.installs[k] for k in sorted(self._t.installs)]
+
+    def record(self, install: SkillInstall) -> None:
+        self._t.installs[install.coding_agent] = install
+
+
 class MemoryUnitOfWork(UnitOfWork):
     def __init__(self, owner: MemoryStore, *, write: bool) -> None:
         self._owner = owner
@@ -267,6 +280,7 @@ class MemoryUnitOfWork(UnitOfWork):
         self.messages = MemoryMessages(tables)
         self.deliveries = MemoryDeliveries(tables)
         self.monitor = MemoryMonitor(tables)
+        self.installs = MemoryInstalls(tables)
         return self
 
     def commit(self) -> None:

@@ -16,6 +16,7 @@ from cafleet.adapters.sqlite.tables import (
     fleets,
     monitor_config,
     monitor_runtime,
+    skill_installs,
     tasks,
 )
 from cafleet.application.ports import Activity
@@ -25,6 +26,7 @@ from cafleet.domain.fleet import Fleet
 from cafleet.domain.message import Message, MessageState, MessageType
 from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule
 from cafleet.domain.placement import Placement
+from cafleet.domain.skills import SkillInstall
 
 
 def _new_id(result: CursorResult[Any]) -> int:
@@ -338,3 +340,30 @@ class SqlMonitor:
 
     def remove_runtime(self, fleet_id: int) -> None:
         self._c.execute(delete(monitor_runtime).where(monitor_runtime.c.fleet_id == fleet_id))
+
+
+class SqlInstalls:
+    def __init__(self, conn: Connection) -> None:
+        self._c = conn
+
+    def list(self) -> list[SkillInstall]:
+        query = select(skill_installs).order_by(skill_installs.c.coding_agent)
+        return [
+            SkillInstall(r.coding_agent, r.cafleet_version, rows.required_dt(r.installed_at))
+            for r in self._c.execute(query)
+        ]
+
+    def record(self, install: SkillInstall) -> None:
+        values = {
+            "cafleet_version": install.cafleet_version,
+            "installed_at": rows.ts(install.installed_at),
+        }
+        changed = self._c.execute(
+            update(skill_installs)
+            .where(skill_installs.c.coding_agent == install.coding_agent)
+            .values(values)
+        )
+        if changed.rowcount == 0:
+            self._c.execute(
+                insert(skill_installs).values(coding_agent=install.coding_agent, **values)
+            )

@@ -89,3 +89,15 @@ def _inspect(path: Path) -> tuple[str | None, bool]:
             return current, bool(set(names) - {"alembic_version"})
         finally:
             conn.close()
+
+
+def journal_mode(path: Path) -> str | None:
+    if not path.exists():
+        return None
+    with translated(path):
+        conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)
+        try:
+            row = conn.execute("PRAGMA journal_mode").fetchone()
+            return None if row is None else str(row[0])
+        finally:
+            conn.close()

@@ -13,6 +13,7 @@ from cafleet.adapters.sqlite.repositories import (
     SqlAgents,
     SqlDeliveries,
     SqlFleets,
+    SqlInstalls,
     SqlMessages,
     SqlMonitor,
     SqlPlacements,
@@ -40,6 +41,7 @@ class SqlUnitOfWork(UnitOfWork):
         self.messages = SqlMessages(conn)
         self.deliveries = SqlDeliveries(conn)
         self.monitor = SqlMonitor(conn)
+        self.installs = SqlInstalls(conn)
         return self
 
     def commit(self) -> None:

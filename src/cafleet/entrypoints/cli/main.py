@@ -17,6 +17,11 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
         "demo",
         "Run a demo fleet in a private tmux server, then clean up.",
     ),
+    "doctor": (
+        "cafleet.entrypoints.cli.doctor",
+        "doctor",
+        "Report the multiplexer, the database and the installed skills.",
+    ),
     "fleet": ("cafleet.entrypoints.cli.fleet", "fleet", "Create, list, show and delete fleets."),
     "member": (
         "cafleet.entrypoints.cli.member",
@@ -33,7 +38,11 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
         "monitor",
         "Run and inspect the fleet's heartbeat monitor.",
     ),
-    "setup": ("cafleet.entrypoints.cli.setup", "setup", "Prepare the database."),
+    "setup": (
+        "cafleet.entrypoints.cli.setup",
+        "setup",
+        "Prepare the database and install the bundled skills.",
+    ),
 }
 
 

@@ -1,24 +1,45 @@
-"""`cafleet setup`: bring the database schema to head."""
+"""`cafleet setup`: the database half, the skills half, or both."""
 
 from __future__ import annotations
 
 import click
 
-from cafleet.entrypoints.cli.app import CafleetGroup
+from cafleet.entrypoints.cli.app import CafleetCommand, CafleetGroup, app_of, fail
+
+AGENTS = click.Choice(["claude", "codex", "opencode"])
 
 
-@click.group(cls=CafleetGroup, help="Prepare the database.")
-def setup() -> None:
-    pass
+@click.group(
+    cls=CafleetGroup,
+    invoke_without_command=True,
+    help="Prepare the database and install the bundled skills (both halves when run bare).",
+)
+@click.pass_context
+def setup(ctx: click.Context) -> None:
+    if ctx.invoked_subcommand is not None:
+        return
+    from cafleet.domain.errors import CafleetError
+
+    try:
+        app_of(ctx).components  # noqa: B018 - settings are validated before either half
+    except CafleetError as exc:
+        fail(exc.message)
+    failed = []
+    for half, run in (("db", _setup_db), ("skills", lambda: _setup_skills(ctx, ()))):
+        try:
+            run()
+        except CafleetError as exc:
+            click.echo(f"{half} half failed: {exc.message}")
+            failed.append(half)
+    if failed:
+        fail(f"{' and '.join(failed)} half failed")
 
 
-@setup.command("db", help="Create the database or migrate it to the head revision.")
-def setup_db() -> None:
+def _setup_db() -> None:
     from cafleet.adapters.sqlite.schema import MigrationOutcome, migrate
     from cafleet.settings import Settings
 
-    settings = Settings.from_environ()
-    path = settings.require_database_path()
+    path = Settings.from_environ().require_database_path()
     report = migrate(path)
     if report.outcome is MigrationOutcome.CREATED:
         click.echo(f"Created {path} and applied migrations to head ({report.to_revision}).")
@@ -26,3 +47,37 @@ def setup_db() -> None:
         click.echo(f"Upgraded from {report.from_revision} to {report.to_revision}.")
     else:
         click.echo(f"Already at head ({report.to_revision}); nothing to do.")
+
+
+def _setup_skills(ctx: click.Context, agents: tuple[str, ...]) -> None:
+    from pathlib import Path
+
+    from cafleet.domain.skills import SkillHome
+
+    components = app_of(ctx).components
+    home = Path(components.env.get("HOME") or Path.home())
+    components.skills().install(
+        [SkillHome(a) for a in agents], on_installed=lambda done: click.echo(done.line(home))
+    )
+
+
+@setup.command(
+    "db", cls=CafleetCommand, help="Create the database or migrate it to the head revision."
+)
+def setup_db() -> None:
+    _setup_db()
+
+
+@setup.command(
+    "skill", cls=CafleetCommand, help="Install the bundled skills into coding-agent homes."
+)
+@click.option(
+    "--agent",
+    "agents",
+    type=AGENTS,
+    multiple=True,
+    help="Install for this agent (repeatable); default: every home found.",
+)
+@click.pass_context
+def setup_skill(ctx: click.Context, agents: tuple[str, ...]) -> None:
+    _setup_skills(ctx, agents)

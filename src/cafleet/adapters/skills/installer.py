@@ -1,0 +1,67 @@
+"""Copies the skills bundled in the package into coding-agent homes.
+
+Each skill is copied next to its destination and swapped in by rename, so an
+interrupted install never leaves half a tree behind.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from pathlib import Path
+
+from cafleet.application.ports import SkillInstaller
+from cafleet.domain.errors import Invalid, Unavailable
+from cafleet.domain.skills import SKILL_NAMES, SkillHome
+
+BUNDLE = Path(__file__).resolve().parent.parent.parent / "skills"
+
+# coding agent -> (its home directory, its skills directory), relative to $HOME
+LAYOUT = {
+    SkillHome.CLAUDE: (Path(".claude"), Path(".claude", "skills")),
+    SkillHome.CODEX: (Path(".codex"), Path(".codex", "skills")),
+    SkillHome.OPENCODE: (Path(".config", "opencode"), Path(".config", "opencode", "skills")),
+}
+
+
+class FilesystemSkillInstaller(SkillInstaller):
+    def __init__(self, home: Path, bundle: Path = BUNDLE) -> None:
+        self._home = home
+        self._bundle = bundle
+
+    def detected_homes(self) -> list[SkillHome]:
+        return [agent for agent in SkillHome if (self._home / LAYOUT[agent][0]).is_dir()]
+
+    def skills_dir(self, home: SkillHome) -> Path:
+        return self._home / LAYOUT[home][1]
+
+    def install(self, home: SkillHome) -> Path:
+        if not all((self._bundle / name / "SKILL.md").is_file() for name in SKILL_NAMES):
+            raise Unavailable(
+                "bundled skills are missing from this installation; reinstall cafleet"
+            )
+        target = self.skills_dir(home)
+        try:
+            target.mkdir(parents=True, exist_ok=True)
+            for name in SKILL_NAMES:
+                _swap_in(self._bundle / name, target / name)
+        except OSError as exc:
+            raise Invalid(
+                f"failed to install skills into {target}: {exc.strerror or exc}"
+            ) from None
+        return target
+
+
+def _swap_in(source: Path, destination: Path) -> None:
+    tag = uuid.uuid4().hex[:8]
+    staging = destination.with_name(f".{destination.name}.new-{tag}")
+    retired = destination.with_name(f".{destination.name}.old-{tag}")
+    try:
+        shutil.copytree(source, staging, ignore=shutil.ignore_patterns("__pycache__"))
+        if destination.exists() or destination.is_symlink():
+            os.rename(destination, retired)
+        os.rename(staging, destination)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(retired, ignore_errors=True)

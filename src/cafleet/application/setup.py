@@ -1,0 +1,76 @@
+"""Onboarding: installing the bundled skills, the skills gate, and the doctor's report."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+from cafleet.application.ports import Clock, SkillInstaller, UnitOfWorkFactory
+from cafleet.domain.errors import Invalid
+from cafleet.domain.skills import SKILL_NAMES, SkillHome, SkillInstall, require_current
+
+NO_HOMES = (
+    "no coding-agent homes detected (looked for ~/.claude, ~/.codex,"
+    " ~/.config/opencode); install a coding agent first, or pass --agent"
+)
+
+
+@dataclass(frozen=True)
+class InstalledSkills:
+    home: SkillHome
+    version: str
+    directory: Path
+
+    def line(self, user_home: Path) -> str:
+        shown = str(self.directory)
+        if self.directory.is_relative_to(user_home):
+            shown = "~/" + str(self.directory.relative_to(user_home))
+        return f"{self.home.value}: installed {', '.join(SKILL_NAMES)} (v{self.version}) -> {shown}"
+
+
+class SkillsService:
+    def __init__(
+        self, uow: UnitOfWorkFactory, clock: Clock, installer: SkillInstaller, version: str
+    ) -> None:
+        self._uow = uow
+        self._clock = clock
+        self._installer = installer
+        self._version = version
+
+    def install(
+        self,
+        requested: Iterable[SkillHome] = (),
+        on_installed: Callable[[InstalledSkills], None] = lambda _: None,
+    ) -> list[InstalledSkills]:
+        with self._uow() as uow:
+            uow.installs.list()  # pre-flight: the table must exist
+        targets = list(dict.fromkeys(requested)) or self._installer.detected_homes()
+        if not targets:
+            raise Invalid(NO_HOMES)
+        done = []
+        for home in targets:
+            directory = self._installer.install(home)
+            with self._uow(write=True) as uow:
+                uow.installs.record(SkillInstall(home.value, self._version, self._clock.now()))
+                uow.commit()
+            installed = InstalledSkills(home, self._version, directory)
+            on_installed(installed)
+            done.append(installed)
+        return done
+
+    def installs(self) -> list[SkillInstall]:
+        with self._uow() as uow:
+            return uow.installs.list()
+
+    def require_current(self) -> None:
+        """Refuse to run team commands until the recorded skills match this version."""
+        with self._uow() as uow:
+            installs = uow.installs.list()
+        require_current(installs, self._version)
+
+    def pending_deliveries(self, older_than: timedelta = timedelta(seconds=60)) -> int:
+        """Deliveries still pending long after their message was stored (a crashed push)."""
+        with self._uow() as uow:
+            return uow.deliveries.count_pending_since(self._clock.now() - older_than)

@@ -1,0 +1,170 @@
+"""`cafleet doctor`: every section of the environment, with problems counted, not fatal."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from cafleet.entrypoints.cli.app import app_of, fail
+
+if TYPE_CHECKING:
+    from cafleet.composition import Components
+
+
+@click.command("doctor", help="Report the multiplexer, the database and the installed skills.")
+@click.pass_context
+def doctor(ctx: click.Context) -> None:
+    from cafleet.domain.errors import CafleetError
+
+    try:
+        components = app_of(ctx).components
+    except CafleetError as exc:
+        fail(exc.message)
+    report = {
+        "multiplexer": _multiplexer(components),
+        "database": _database(components),
+        "skills": _skills(components),
+    }
+    ok = (
+        report["multiplexer"]["error"] is None
+        and report["database"]["revision"] == report["database"]["head"]
+        and bool(report["skills"]["installs"])
+        and all(i["current"] for i in report["skills"]["installs"])
+    )
+    app = app_of(ctx)
+    app.emit(_text(report), lambda: {"ok": ok, **report})
+    ctx.exit(0 if ok else 1)
+
+
+def _multiplexer(components: Components) -> dict[str, Any]:
+    from cafleet.domain.errors import CafleetError
+
+    env = components.env
+    var = "HERDR_ENV" if env.get("HERDR_ENV", "") not in ("", "0") else "TMUX"
+    section: dict[str, Any] = {
+        "backend": None,
+        "session": None,
+        "window_id": None,
+        "pane_id": None,
+        "presence_var": None,
+        "presence_value": None,
+        "error": None,
+    }
+    try:
+        pane = components.locator.current_pane()
+    except CafleetError as exc:
+        section["error"] = exc.message
+        return section
+    section.update(
+        backend=pane.backend.value,
+        session=pane.session,
+        window_id=pane.window_id,
+        pane_id=pane.pane_id,
+        presence_var=var,
+        presence_value=env.get(var),
+    )
+    return section
+
+
+def _database(components: Components) -> dict[str, Any]:
+    from cafleet.adapters.sqlite.schema import HEAD_REVISION, journal_mode, read_revision
+    from cafleet.domain.errors import CafleetError
+
+    section: dict[str, Any] = {
+        "url": components.settings.database_url,
+        "revision": None,
+        "head": HEAD_REVISION,
+        "journal_mode": None,
+        "pending_deliveries": None,
+    }
+    path = components.settings.database_path
+    if path is None:
+        return section
+    try:
+        section["revision"] = read_revision(path)
+        section["journal_mode"] = journal_mode(path)
+        if section["revision"] == HEAD_REVISION:
+            section["pending_deliveries"] = components.skills().pending_deliveries()
+    except CafleetError:
+        pass  # an unreadable database shows as missing
+    return section
+
+
+def _skills(components: Components) -> dict[str, Any]:
+    from cafleet import __version__
+    from cafleet.domain.errors import CafleetError
+    from cafleet.entrypoints.cli.rendering import iso
+
+    try:
+        installs = components.skills().installs()
+    except CafleetError:
+        installs = []
+    return {
+        "cli_version": __version__,
+        "installs": [
+            {
+                "coding_agent": i.coding_agent,
+                "cafleet_version": i.cafleet_version,
+                "installed_at": iso(i.installed_at),
+                "current": i.is_current(__version__),
+            }
+            for i in installs
+        ],
+    }
+
+
+def _text(report: dict[str, Any]) -> str:
+    from cafleet.entrypoints.cli.rendering import labelled
+
+    mux, db, skills = report["multiplexer"], report["database"], report["skills"]
+    lines = ["multiplexer:"]
+    if mux["error"] is not None:
+        lines.append(labelled([("error", mux["error"])], 15, indent="  "))
+    else:
+        lines.append(
+            labelled(
+                [
+                    ("backend", mux["backend"]),
+                    ("session", mux["session"]),
+                    ("window_id", mux["window_id"]),
+                    ("pane_id", mux["pane_id"]),
+                    ("presence", f"{mux['presence_var']}={mux['presence_value']}"),
+                ],
+                15,
+                indent="  ",
+            )
+        )
+    if db["revision"] is None:
+        revision = "missing (run 'cafleet setup')"
+    elif db["revision"] == db["head"]:
+        revision = f"{db['revision']} (head)"
+    else:
+        revision = f"{db['revision']} (behind head {db['head']})"
+    pending = "-" if db["pending_deliveries"] is None else f"{db['pending_deliveries']} deliveries"
+    lines += [
+        "database:",
+        labelled(
+            [
+                ("url", db["url"]),
+                ("revision", revision),
+                ("journal_mode", db["journal_mode"] or "-"),
+                ("pending", pending),
+            ],
+            15,
+            indent="  ",
+        ),
+    ]
+    lines += ["skills:", labelled([("cli_version", skills["cli_version"])], 13, indent="  ")]
+    if not skills["installs"]:
+        lines.append("  (no skills install recorded; run 'cafleet setup')")
+    for i in skills["installs"]:
+        state = "ok" if i["current"] else "STALE"
+        lines.append(
+            labelled(
+                [(i["coding_agent"], f"{i['cafleet_version']} ({i['installed_at']}) {state}")],
+                13,
+                indent="  ",
+            )
+        )
+    return "\n".join(lines)
