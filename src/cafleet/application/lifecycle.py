@@ -90,6 +90,8 @@ def _describe(closing: PaneClosing, timeout: float, forced: bool) -> tuple[str, 
         raise kill_failed(target, closing.detail)
     if forced:
         return f"{pane} (killed)", None
+    if closing.status is Closing.KILLED:
+        return f"{pane} (killed: /exit not delivered)", None
     if closing.status is Closing.KILLED_NOT_AGENT:
         return f"{pane} (killed: not running {target.coding_agent.value})", None
     if closing.status is Closing.KILLED_AFTER_TIMEOUT:

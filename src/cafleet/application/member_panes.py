@@ -108,5 +108,5 @@ class MemberPanes:
             channel = "tmux send-keys" if target.backend.value == "tmux" else "herdr"
             raise Unavailable(
                 f"send failed: {channel} did not deliver {what} to pane"
-                f" {target.pane_id}. ({outcome.error})"
+                f" {target.pane_id}."
             )

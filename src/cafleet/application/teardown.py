@@ -71,7 +71,11 @@ class PaneTeardown:
         if outcome.state is DeliveryState.SENT:
             return None
         if outcome.error == SkipReason.PANE_GONE:
+            self._kill(target, Closing.GONE)  # a dead pane (remain-on-exit) still needs closing
             return PaneClosing(target, Closing.GONE)
+        if outcome.state is DeliveryState.FAILED:  # could not type /exit: close it anyway
+            killed = self._kill(target, Closing.KILLED)
+            return PaneClosing(target, killed.status, killed.detail or outcome.error)
         command = (outcome.error or "").removeprefix("not-agent:")
         killed = self._kill(target, Closing.KILLED_NOT_AGENT)
         return PaneClosing(target, killed.status, killed.detail or command)

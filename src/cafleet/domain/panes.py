@@ -38,9 +38,14 @@ class PaneGone(NotFound):
 _ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
 
 
+def without_escapes(text: str) -> str:
+    """Drop CSI and OSC escape sequences."""
+    return _ESCAPES.sub("", text)
+
+
 def strip_ansi(text: str) -> str:
-    """Drop CSI and OSC sequences; of each line keep what follows its last carriage return."""
-    return "\n".join(line.rsplit("\r", 1)[-1] for line in _ESCAPES.sub("", text).split("\n"))
+    """Drop escape sequences; of each line keep what follows its last carriage return."""
+    return "\n".join(line.rsplit("\r", 1)[-1] for line in without_escapes(text).split("\n"))
 
 
 def is_shell(command: str) -> bool:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from cafleet.application.ports import PaneDriver, PaneDrivers, PaneLocks
 from cafleet.domain.errors import Unavailable
-from cafleet.domain.panes import Key, PaneGone, PaneInfo
+from cafleet.domain.panes import Key, PaneGone, PaneInfo, without_escapes
 from cafleet.domain.placement import Multiplexer
 
 Typed = tuple[str, str]  # ("text" | "paste" | "key", value)
@@ -64,6 +64,8 @@ class FakePaneDriver(PaneDriver):
         return pane
 
     def spawn(self, beside: str, argv: Sequence[str], env: Mapping[str, str], cwd: str) -> str:
+        if len(argv) < 2:
+            raise ValueError("a one-element command would run through a shell; pass >= 2 args")
         anchor = self._existing(beside)
         pane = self.add_pane(argv[0].rsplit("/", 1)[-1], anchor.window_id, argv=argv)
         pane.env, pane.cwd = dict(env), cwd
@@ -84,6 +86,8 @@ class FakePaneDriver(PaneDriver):
 
     def capture(self, pane_id: str, lines: int, *, ansi: bool = False) -> str:
         rows = list(self._existing(pane_id).screen)
+        if not ansi:
+            rows = [without_escapes(row) for row in rows]
         while rows and not rows[-1].strip():
             rows.pop()
         return "\n".join(rows[-lines:])

@@ -9,12 +9,17 @@ from __future__ import annotations
 
 import copy
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from types import TracebackType
 
-from cafleet.application.ports import Activity, UnitOfWork, UnitOfWorkFactory
+from cafleet.application.ports import (
+    Activity,
+    ConversationMark,
+    UnitOfWork,
+    UnitOfWorkFactory,
+)
 from cafleet.domain.agent import Agent
 from cafleet.domain.delivery import Delivery, DeliveryState
 from cafleet.domain.fleet import Fleet
@@ -185,6 +190,37 @@ class MemoryMessages:
         ]
         return sorted(found, key=lambda m: (m.created_at, m.task_id), reverse=True)[:limit]
 
+    def owned_by(self, agent_id: int, limit: int, before: int | None = None) -> list[Message]:
+        return self._page(lambda m: m.context_id == agent_id, limit, before)
+
+    def sent_by(self, agent_id: int, limit: int, before: int | None = None) -> list[Message]:
+        return self._page(lambda m: m.from_agent_id == agent_id, limit, before)
+
+    def _page(
+        self, matches: Callable[[Message], bool], limit: int, before: int | None
+    ) -> list[Message]:
+        found = [
+            m
+            for m in self._t.messages.values()
+            if matches(m) and not m.is_summary and (before is None or m.task_id < before)
+        ]
+        return sorted(found, key=lambda m: (m.created_at, m.task_id), reverse=True)[:limit]
+
+    def conversation_mark(self, fleet_id: int) -> ConversationMark:
+        owners = {a.agent_id for a in self._t.agents.values() if a.fleet_id == fleet_id}
+        owned = [m for m in self._t.messages.values() if m.context_id in owners]
+        settled = [
+            d
+            for d in self._t.deliveries.values()
+            if d.recipient_agent_id in owners and d.attempted_at is not None
+        ]
+        return ConversationMark(
+            max((m.task_id for m in owned), default=None),
+            max((m.status_timestamp for m in owned), default=None),
+            sum(1 for m in owned if m.state is MessageState.INPUT_REQUIRED),
+            len(settled),
+        )
+
 
 class MemoryDeliveries:
     def __init__(self, t: MemoryTables) -> None:
@@ -207,6 +243,10 @@ class MemoryDeliveries:
             (d for (t, _), d in self._t.deliveries.items() if t == task_id),
             key=lambda d: d.recipient_agent_id,
         )
+
+    def for_tasks(self, task_ids: Sequence[int]) -> list[Delivery]:
+        wanted = set(task_ids)
+        return [d for (t, _), d in self._t.deliveries.items() if t in wanted]
 
     def count_pending_since(self, before: datetime) -> int:
         return sum(

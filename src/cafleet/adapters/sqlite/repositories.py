@@ -19,7 +19,7 @@ from cafleet.adapters.sqlite.tables import (
     skill_installs,
     tasks,
 )
-from cafleet.application.ports import Activity
+from cafleet.application.ports import Activity, ConversationMark
 from cafleet.domain.agent import Agent, AgentStatus
 from cafleet.domain.delivery import Delivery, DeliveryState
 from cafleet.domain.fleet import Fleet
@@ -27,6 +27,8 @@ from cafleet.domain.message import Message, MessageState, MessageType
 from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule
 from cafleet.domain.placement import Placement
 from cafleet.domain.skills import SkillInstall
+
+_IN_CHUNK = 500
 
 
 def _new_id(result: CursorResult[Any]) -> int:
@@ -231,6 +233,45 @@ class SqlMessages:
         query = query.order_by(tasks.c.created_at.desc(), tasks.c.task_id.desc()).limit(limit)
         return [rows.message_from(r) for r in self._c.execute(query)]
 
+    def owned_by(self, agent_id: int, limit: int, before: int | None = None) -> list[Message]:
+        return self._page(tasks.c.context_id == agent_id, limit, before)
+
+    def sent_by(self, agent_id: int, limit: int, before: int | None = None) -> list[Message]:
+        return self._page(tasks.c.from_agent_id == agent_id, limit, before)
+
+    def _page(
+        self, condition: ColumnElement[bool], limit: int, before: int | None
+    ) -> list[Message]:
+        """Ordinary messages matching condition, newest first (id order is time order)."""
+        query = select(tasks).where(condition, tasks.c.type != MessageType.BROADCAST_SUMMARY.value)
+        if before is not None:
+            query = query.where(tasks.c.task_id < before)
+        query = query.order_by(tasks.c.created_at.desc(), tasks.c.task_id.desc()).limit(limit)
+        return [rows.message_from(r) for r in self._c.execute(query)]
+
+    def conversation_mark(self, fleet_id: int) -> ConversationMark:
+        owners = select(agents.c.agent_id).where(agents.c.fleet_id == fleet_id)
+        open_state = tasks.c.status_state == MessageState.INPUT_REQUIRED.value
+        message_row = self._c.execute(
+            select(
+                func.max(tasks.c.task_id),
+                func.max(tasks.c.status_timestamp),
+                func.count().filter(open_state),
+            ).where(tasks.c.context_id.in_(owners))
+        ).one()
+        settled = self._c.execute(
+            select(func.count(deliveries.c.attempted_at)).where(
+                deliveries.c.recipient_agent_id.in_(owners)
+            )
+        ).scalar_one()
+        last_task_id, last_change, open_count = message_row
+        return ConversationMark(
+            None if last_task_id is None else int(last_task_id),
+            rows.dt(last_change),
+            int(open_count),
+            int(settled),
+        )
+
 
 class SqlDeliveries:
     def __init__(self, conn: Connection) -> None:
@@ -265,6 +306,16 @@ class SqlDeliveries:
             .order_by(deliveries.c.recipient_agent_id)
         )
         return [rows.delivery_from(r) for r in self._c.execute(query)]
+
+    def for_tasks(self, task_ids: Sequence[int]) -> list[Delivery]:
+        found: list[Delivery] = []
+        ids = list(task_ids)
+        for start in range(0, len(ids), _IN_CHUNK):  # stay far below SQLite's variable limit
+            query = select(deliveries).where(
+                deliveries.c.task_id.in_(ids[start : start + _IN_CHUNK])
+            )
+            found.extend(rows.delivery_from(r) for r in self._c.execute(query))
+        return found
 
     def count_pending_since(self, before: datetime) -> int:
         query = (

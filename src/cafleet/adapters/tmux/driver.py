@@ -12,15 +12,15 @@ import contextlib
 import shutil
 import subprocess
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from cafleet.application.ports import PaneDriver
-from cafleet.domain.errors import Unavailable
+from cafleet.domain.errors import CafleetError, Unavailable
 from cafleet.domain.panes import Key, PaneGone, PaneInfo
 from cafleet.domain.placement import Multiplexer, PaneLocation
 
 TIMEOUT_SECONDS = 5
-CHUNK_CHARS = 8 * 1024
+CHUNK_BYTES = 8 * 1024  # one tmux command is capped near 16 KiB
 PANE_FORMAT = "#{pane_id}\t#{pane_dead}\t#{pane_current_command}"
 KEY_NAMES = {Key.ENTER: "Enter", Key.ESCAPE: "Escape"}
 _GONE_SIGNS = ("can't find pane", "no such pane", "can't find window")
@@ -56,16 +56,18 @@ class TmuxPaneDriver(PaneDriver):
         return pane_id
 
     def type_text(self, pane_id: str, text: str) -> None:
-        for start in range(0, len(text), CHUNK_CHARS):
-            chunk = text[start : start + CHUNK_CHARS]
-            if chunk.endswith(";"):
-                chunk = chunk[:-1] + "\\;"
+        for chunk in _chunks(text, CHUNK_BYTES):
             self._run("send-keys", "-t", pane_id, "-l", "--", chunk)
 
     def paste_text(self, pane_id: str, text: str) -> None:
         buffer = f"cafleet-{uuid.uuid4().hex}"
         self._run("load-buffer", "-b", buffer, "-", stdin=text)
-        self._run("paste-buffer", "-p", "-r", "-d", "-b", buffer, "-t", pane_id)
+        try:
+            self._run("paste-buffer", "-p", "-r", "-d", "-b", buffer, "-t", pane_id)
+        except CafleetError:
+            with contextlib.suppress(CafleetError):  # do not leave the buffer behind
+                self._run("delete-buffer", "-b", buffer)
+            raise
 
     def send_keys(self, pane_id: str, *keys: Key) -> None:
         for key in keys:
@@ -119,7 +121,12 @@ class TmuxPaneDriver(PaneDriver):
         binary = self._binary or shutil.which("tmux")
         if binary is None:
             raise Unavailable("tmux binary not found on PATH")
-        argv = [binary, *(["-S", self._socket] if self._socket else []), subcommand, *args]
+        argv = [
+            binary,
+            *(["-S", self._socket] if self._socket else []),
+            subcommand,
+            *map(_escape_trailing_semicolon, args),
+        ]
         try:
             done = subprocess.run(
                 argv,
@@ -142,6 +149,26 @@ class TmuxPaneDriver(PaneDriver):
                 f"cannot reach the tmux server at {self._socket or 'default'}: {reason}"
             )
         raise Unavailable(f"tmux {subcommand} failed: {reason}")
+
+
+def _escape_trailing_semicolon(arg: str) -> str:
+    """tmux reads an argument ending in `;` as the end of a command; `\\;` keeps the `;`."""
+    return arg[:-1] + "\\;" if arg.endswith(";") else arg
+
+
+def _chunks(text: str, limit: int) -> Iterator[str]:
+    """Pieces of at most `limit` UTF-8 bytes, never splitting a character."""
+    piece: list[str] = []
+    size = 0
+    for char in text:
+        width = len(char.encode())
+        if piece and size + width > limit:
+            yield "".join(piece)
+            piece, size = [], 0
+        piece.append(char)
+        size += width
+    if piece:
+        yield "".join(piece)
 
 
 def _parse_panes(listing: str) -> dict[str, PaneInfo]:
