@@ -67,6 +67,9 @@ def run_demo(
         env = _environment(tmux, scratch)
         cli = _Cli(env, echo)
         cli("setup", "db")
+        # the scratch database must record a skills install; put the copies in the scratch
+        # directory rather than in the user's own coding-agent homes
+        cli("setup", "skill", "--agent", "claude", home=scratch)
         fleet = _create_fleet(cli, coding_agent)
         members = [
             _create_member(cli, fleet, name, coding_agent, rounds) for name in ("alice", "bob")
@@ -114,12 +117,12 @@ class _Cli:
         self._env = env
         self._echo = echo
 
-    def __call__(self, *args: str, quiet: bool = False) -> str:
+    def __call__(self, *args: str, quiet: bool = False, home: Path | None = None) -> str:
         if not quiet:
             self._echo(f"$ cafleet {shlex.join(args)}")
         done = subprocess.run(
             [sys.executable, "-m", "cafleet", *args],
-            env=self._env,
+            env=self._env if home is None else {**self._env, "HOME": str(home)},
             capture_output=True,
             text=True,
             check=False,

@@ -33,6 +33,7 @@ from cafleet.domain.fleet import Fleet
 from cafleet.domain.message import Message
 from cafleet.domain.monitor import MonitorSchedule
 from cafleet.domain.placement import CodingAgent, Multiplexer, PaneLocation, Placement
+from cafleet.domain.skills import SkillInstall
 from cafleet.entrypoints.cli.main import cli
 from cafleet.settings import Settings
 
@@ -227,6 +228,13 @@ class World:
         return sorted(self.store.tables.messages.values(), key=lambda m: m.task_id)
 
 
+def install_current_skills(store: MemoryStore, clock: FakeClock) -> None:
+    """Team commands are gated on a skills install at this version (spec §4.4)."""
+    with store(write=True) as uow:
+        uow.installs.record(SkillInstall("claude", cafleet.__version__, clock.now()))
+        uow.commit()
+
+
 @pytest.fixture
 def world(store: MemoryStore, clock: FakeClock, fleets: FleetService) -> World:
     return World(store, clock, fleets)
@@ -281,6 +289,7 @@ def run(
     """The root command replaces ctx.obj with a fresh App, so the seam is the class that
     App.components instantiates after validating the settings from the environment."""
     harness = CliHarness(store, clock, notifier, locator, pane_drivers, world)
+    install_current_skills(store, clock)
 
     def components(settings: Settings, env: Mapping[str, str] | None = None) -> Any:
         return FakeComponents(settings, env, harness)

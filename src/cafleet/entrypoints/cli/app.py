@@ -71,7 +71,9 @@ class CafleetCommand(click.Command):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            app_of(ctx).components  # noqa: B018 - settings are validated before anything else
+            components = app_of(ctx).components  # settings are validated before anything else
+            if ctx.parent is not None and isinstance(ctx.parent.command, GatedGroup):
+                components.require_current_skills()
             return super().invoke(ctx)
         except CafleetError as exc:
             if exc.kind is ErrorKind.USAGE:
@@ -90,6 +92,11 @@ class CafleetCommand(click.Command):
 
 class CafleetGroup(click.Group):
     command_class = CafleetCommand
+
+
+class GatedGroup(CafleetGroup):
+    """Team commands (fleet, member, message, monitor): they refuse to run until the bundled
+    skills are installed at this version, so agents never follow outdated instructions."""
 
 
 CafleetGroup.group_class = CafleetGroup

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import click
 
+from cafleet.entrypoints.cli.app import CafleetCommand
+
 
 @click.command(
     "demo",
+    cls=CafleetCommand,
     help="Run a demo fleet (two members playing ping-pong) in a private"
     " tmux server, print the timeline, and clean up.",
 )

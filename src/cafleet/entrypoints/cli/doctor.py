@@ -6,13 +6,17 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from cafleet.entrypoints.cli.app import app_of, fail
+from cafleet.entrypoints.cli.app import CafleetCommand, app_of, fail
 
 if TYPE_CHECKING:
     from cafleet.composition import Components
 
 
-@click.command("doctor", help="Report the multiplexer, the database and the installed skills.")
+@click.command(
+    "doctor",
+    cls=CafleetCommand,
+    help="Report the multiplexer, the database and the installed skills.",
+)
 @click.pass_context
 def doctor(ctx: click.Context) -> None:
     from cafleet.domain.errors import CafleetError

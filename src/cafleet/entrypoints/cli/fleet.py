@@ -6,13 +6,13 @@ from typing import Any
 
 import click
 
-from cafleet.entrypoints.cli.app import CafleetGroup, app_of, fleet_id_option, require_fleet_id
+from cafleet.entrypoints.cli.app import GatedGroup, app_of, fleet_id_option, require_fleet_id
 
 CODING_AGENTS = click.Choice(["claude", "codex", "opencode", "custom"])
 local_json = click.option("--json", "local_json", is_flag=True, help="Print JSON.")
 
 
-@click.group(cls=CafleetGroup, help="Create, list, show and delete fleets.")
+@click.group(cls=GatedGroup, help="Create, list, show and delete fleets.")
 def fleet() -> None:
     pass
 

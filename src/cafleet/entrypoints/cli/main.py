@@ -38,6 +38,11 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
         "monitor",
         "Run and inspect the fleet's heartbeat monitor.",
     ),
+    "server": (
+        "cafleet.entrypoints.cli.server",
+        "server",
+        "Run the admin WebUI server in the foreground.",
+    ),
     "setup": (
         "cafleet.entrypoints.cli.setup",
         "setup",

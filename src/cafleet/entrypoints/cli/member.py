@@ -6,14 +6,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from cafleet.entrypoints.cli.app import CafleetGroup, app_of, fleet_id_option, require_fleet_id
+from cafleet.entrypoints.cli.app import GatedGroup, app_of, fleet_id_option, require_fleet_id
 from cafleet.entrypoints.cli.text_input import read_body, text_options
 
 if TYPE_CHECKING:
     from cafleet.application.members import MemberListing, MemberView
 
 
-@click.group(cls=CafleetGroup, help="Manage multiplexer-backed member agents (Director only).")
+@click.group(cls=GatedGroup, help="Manage multiplexer-backed member agents (Director only).")
 def member() -> None:
     pass
 

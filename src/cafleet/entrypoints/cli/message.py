@@ -8,7 +8,7 @@ import click
 
 from cafleet.entrypoints.cli.app import (
     App,
-    CafleetGroup,
+    GatedGroup,
     app_of,
     fleet_id_option,
     require_fleet_id,
@@ -26,7 +26,7 @@ full_option = click.option("--full", is_flag=True, help="Verbose rendering, no t
 quiet_option = click.option("--quiet", is_flag=True, help="Print only the task id.")
 
 
-@click.group(cls=CafleetGroup, help="Send, poll, acknowledge and cancel messages.")
+@click.group(cls=GatedGroup, help="Send, poll, acknowledge and cancel messages.")
 def message() -> None:
     pass
 

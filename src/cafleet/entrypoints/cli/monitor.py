@@ -6,14 +6,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from cafleet.entrypoints.cli.app import CafleetGroup, app_of, fleet_id_option, require_fleet_id
+from cafleet.entrypoints.cli.app import GatedGroup, app_of, fleet_id_option, require_fleet_id
 
 if TYPE_CHECKING:
     from cafleet.application.monitoring import MonitorStatus
     from cafleet.domain.monitor import MonitorSchedule
 
 
-@click.group(cls=CafleetGroup, help="Run and inspect the fleet's heartbeat monitor.")
+@click.group(cls=GatedGroup, help="Run and inspect the fleet's heartbeat monitor.")
 def monitor() -> None:
     pass
 

@@ -1,0 +1,145 @@
+"""The JSON routes of spec §11.3. Each parses, calls one AdminService method, reshapes."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Query
+
+from cafleet.application.admin_views import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Page
+from cafleet.entrypoints.http.errors import error_responses
+from cafleet.entrypoints.http.schemas import (
+    AgentOut,
+    AgentsOut,
+    FleetOut,
+    MessagesOut,
+    MonitorOut,
+    MonitorPatch,
+    MonitorRuntimeOut,
+    SendIn,
+    SendOut,
+)
+from cafleet.entrypoints.http.scoping import Admin, ReadableFleet, WritableFleet
+
+router = APIRouter(prefix="/api")
+
+READ_ERRORS = error_responses(400, 401, 404, 503)
+WRITE_ERRORS = error_responses(400, 401, 403, 404, 415, 503)
+
+AgentId = Annotated[int, Path(description="An agent of the fleet")]
+Limit = Annotated[
+    int,
+    Query(ge=1, le=MAX_PAGE_SIZE, description="At most this many messages, newest first"),
+]
+Before = Annotated[
+    int | None, Query(ge=1, description="Only messages with a smaller task_id (older)")
+]
+
+
+@router.get(
+    "/fleets",
+    response_model=list[FleetOut],
+    summary="Fleets not deleted, newest first",
+    responses=error_responses(400, 401, 503),
+)
+def list_fleets(admin: Admin) -> list[FleetOut]:
+    return [FleetOut.of(row) for row in admin.fleets()]
+
+
+@router.get(
+    "/agents",
+    response_model=AgentsOut,
+    summary="Active agents, plus deregistered agents that own or sent a message",
+    responses=READ_ERRORS,
+)
+def list_agents(admin: Admin, fleet_id: ReadableFleet) -> AgentsOut:
+    return AgentsOut(agents=[AgentOut.of(entry) for entry in admin.roster(fleet_id)])
+
+
+@router.get(
+    "/monitor",
+    response_model=MonitorRuntimeOut,
+    summary="Whether the fleet's monitor loop runs",
+    responses=READ_ERRORS,
+)
+def monitor_runtime(admin: Admin, fleet_id: ReadableFleet) -> MonitorRuntimeOut:
+    return MonitorRuntimeOut.of(admin.monitor_runtime(fleet_id))
+
+
+@router.get(
+    "/agents/{agent_id}/monitor",
+    response_model=MonitorOut,
+    summary="One watched agent's schedule",
+    responses=READ_ERRORS,
+)
+def agent_monitor(admin: Admin, fleet_id: ReadableFleet, agent_id: AgentId) -> MonitorOut:
+    return MonitorOut.of(admin.schedule(fleet_id, agent_id))
+
+
+@router.patch(
+    "/agents/{agent_id}/monitor",
+    response_model=MonitorOut,
+    summary="Change a watched agent's interval or switch (partial; {} changes nothing)",
+    responses=WRITE_ERRORS,
+)
+def update_agent_monitor(
+    admin: Admin, fleet_id: WritableFleet, agent_id: AgentId, change: MonitorPatch
+) -> MonitorOut:
+    schedule = admin.reschedule(fleet_id, agent_id, change.interval_seconds, change.enabled)
+    return MonitorOut.of(schedule)
+
+
+@router.get(
+    "/agents/{agent_id}/inbox",
+    response_model=MessagesOut,
+    summary="Messages the agent owns, every state, newest first",
+    responses=READ_ERRORS,
+)
+def agent_inbox(
+    admin: Admin,
+    fleet_id: ReadableFleet,
+    agent_id: AgentId,
+    limit: Limit = DEFAULT_PAGE_SIZE,
+    before: Before = None,
+) -> MessagesOut:
+    return MessagesOut.of(admin.inbox(fleet_id, agent_id, Page(limit, before)))
+
+
+@router.get(
+    "/agents/{agent_id}/sent",
+    response_model=MessagesOut,
+    summary="Messages the agent sent, newest first",
+    responses=READ_ERRORS,
+)
+def agent_sent(
+    admin: Admin,
+    fleet_id: ReadableFleet,
+    agent_id: AgentId,
+    limit: Limit = DEFAULT_PAGE_SIZE,
+    before: Before = None,
+) -> MessagesOut:
+    return MessagesOut.of(admin.sent(fleet_id, agent_id, Page(limit, before)))
+
+
+@router.get(
+    "/timeline",
+    response_model=MessagesOut,
+    summary="Messages sent by the fleet's agents, newest first",
+    responses=READ_ERRORS,
+)
+def timeline(
+    admin: Admin, fleet_id: ReadableFleet, limit: Limit = DEFAULT_PAGE_SIZE, before: Before = None
+) -> MessagesOut:
+    return MessagesOut.of(admin.timeline(fleet_id, Page(limit, before)))
+
+
+@router.post(
+    "/messages/send",
+    response_model=SendOut,
+    summary='Send as the fleet Administrator; to_agent_id "*" broadcasts',
+    description="Answers after the push attempts finished.",
+    responses=WRITE_ERRORS,
+)
+def send_message(admin: Admin, fleet_id: WritableFleet, message: SendIn) -> SendOut:
+    receipt = admin.send(fleet_id, message.to_agent_id, message.text, message.from_agent_id)
+    return SendOut(task_id=receipt.task_id, status=receipt.state)

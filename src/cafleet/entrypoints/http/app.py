@@ -1,0 +1,51 @@
+"""create_app(container): the admin WebUI as a FastAPI application.
+
+The app takes its services from the container once, at creation: the services
+are stateless, and resolving every singleton up front keeps the request threads
+from racing to build adapters. The routes only talk to AdminService.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastapi import FastAPI
+
+from cafleet import __version__
+from cafleet.container import Container
+from cafleet.entrypoints.http import api, events
+from cafleet.entrypoints.http.errors import install_error_handlers
+from cafleet.entrypoints.http.events import StreamLimits, StreamSlots
+from cafleet.entrypoints.http.guards import GuardPolicy, RequestGuards
+from cafleet.entrypoints.http.spa import bundled_build, spa_router
+
+TITLE = "CAFleet Admin"
+
+
+def create_app(
+    container: Container,
+    *,
+    token: str | None = None,
+    loopback_hosts_only: bool = False,
+    webui_build: Path | None = None,
+    stream_limits: StreamLimits | None = None,
+) -> FastAPI:
+    """token: required bearer token for /api/ (None on loopback).
+    loopback_hosts_only: refuse requests whose Host is not a loopback name (set it when
+    the server listens on loopback). webui_build: the SPA's build folder."""
+    app = FastAPI(
+        title=TITLE,
+        version=__version__,
+        description="JSON API of the CAFleet admin WebUI. Every route except GET /api/fleets"
+        " works in the fleet named by the X-Fleet-Id header.",
+    )
+    app.state.admin = container.admin()
+    limits = stream_limits or StreamLimits()
+    app.state.stream_limits = limits
+    app.state.stream_slots = StreamSlots(limits.max_streams)
+    install_error_handlers(app)
+    app.include_router(api.router)
+    app.include_router(events.router)
+    app.include_router(spa_router(webui_build or bundled_build()))
+    app.add_middleware(RequestGuards, policy=GuardPolicy(token, loopback_hosts_only))
+    return app

@@ -1,0 +1,209 @@
+"""The JSON shapes of the admin API (spec §11.3) and their mapping from read models.
+
+Timestamps are strings in the stored ISO form (UTC, microseconds always shown),
+not pydantic datetimes, which would drop zero microseconds and rewrite the offset.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from cafleet.application.admin_views import MessageView, RosterEntry, RuntimeView
+from cafleet.application.fleets import FleetRow
+from cafleet.domain.agent import AgentStatus
+from cafleet.domain.delivery import Delivery, DeliveryState
+from cafleet.domain.message import MessageState, MessageType
+from cafleet.domain.monitor import MonitorSchedule
+
+Timestamp = Annotated[str, Field(description="ISO-8601 UTC with microseconds")]
+
+
+def iso(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat(timespec="microseconds")
+
+
+def _iso(value: datetime) -> str:
+    return value.isoformat(timespec="microseconds")
+
+
+class ErrorOut(BaseModel):
+    detail: str
+
+
+class FleetOut(BaseModel):
+    fleet_id: int
+    director_agent_id: int | None
+    name: str | None
+    created_at: Timestamp
+    agent_count: int = Field(description="Active agents, Director and Administrator included")
+
+    @staticmethod
+    def of(row: FleetRow) -> FleetOut:
+        f = row.fleet
+        return FleetOut(
+            fleet_id=f.fleet_id,
+            director_agent_id=f.director_agent_id,
+            name=f.name,
+            created_at=_iso(f.created_at),
+            agent_count=row.agent_count,
+        )
+
+
+class MonitorOut(BaseModel):
+    interval_seconds: int
+    last_ping_at: Timestamp | None
+    enabled: bool
+
+    @staticmethod
+    def of(schedule: MonitorSchedule) -> MonitorOut:
+        return MonitorOut(
+            interval_seconds=schedule.interval_seconds,
+            last_ping_at=iso(schedule.last_ping_at),
+            enabled=schedule.enabled,
+        )
+
+
+class MonitorPatch(BaseModel):
+    """A partial edit: absent (or null) fields stay as they are; `{}` changes nothing."""
+
+    model_config = ConfigDict(strict=True)
+
+    interval_seconds: Annotated[int, Field(ge=1)] | None = None
+    enabled: bool | None = None
+
+
+class AgentOut(BaseModel):
+    agent_id: int
+    name: str
+    description: str
+    status: AgentStatus
+    registered_at: Timestamp
+    kind: Literal["builtin-administrator", "user"]
+    monitor: MonitorOut | None
+
+    @staticmethod
+    def of(entry: RosterEntry) -> AgentOut:
+        a = entry.agent
+        return AgentOut(
+            agent_id=a.agent_id,
+            name=a.name,
+            description=a.description,
+            status=a.status,
+            registered_at=_iso(a.registered_at),
+            kind="builtin-administrator" if a.is_administrator else "user",
+            monitor=None if entry.schedule is None else MonitorOut.of(entry.schedule),
+        )
+
+
+class AgentsOut(BaseModel):
+    agents: list[AgentOut]
+
+
+class MonitorRuntimeOut(BaseModel):
+    """As `monitor status` reports the runtime: process fields only while it runs."""
+
+    running: bool
+    pid: int | None
+    host: str | None
+    tick_seconds: int | None = Field(description="Kept after a stop; null if it never ran")
+    last_tick_at: Timestamp | None
+    last_tick_age_seconds: int | None
+    started_at: Timestamp | None
+
+    @staticmethod
+    def of(view: RuntimeView) -> MonitorRuntimeOut:
+        live = view.live
+        return MonitorRuntimeOut(
+            running=view.running,
+            pid=live.pid if live else None,
+            host=live.host if live else None,
+            tick_seconds=view.runtime.tick_seconds if view.runtime else None,
+            last_tick_at=iso(live.last_tick_at) if live else None,
+            last_tick_age_seconds=view.last_tick_age_seconds,
+            started_at=iso(live.started_at) if live else None,
+        )
+
+
+class DeliveryOut(BaseModel):
+    state: DeliveryState
+    transport: str | None
+    error: str | None = Field(description="Skip reason or one-line failure")
+    attempted_at: Timestamp | None
+
+    @staticmethod
+    def of(delivery: Delivery) -> DeliveryOut:
+        return DeliveryOut(
+            state=delivery.state,
+            transport=delivery.transport,
+            error=delivery.error,
+            attempted_at=iso(delivery.attempted_at),
+        )
+
+
+class MessageOut(BaseModel):
+    task_id: int
+    from_agent_id: int
+    from_agent_name: str | None
+    to_agent_id: int | None
+    to_agent_name: str | None
+    type: MessageType
+    status: MessageState
+    created_at: Timestamp
+    status_timestamp: Timestamp
+    origin_task_id: int | None
+    body: str = Field(description="The full text, never truncated")
+    delivery: DeliveryOut | None
+
+    @staticmethod
+    def of(view: MessageView) -> MessageOut:
+        m = view.message
+        return MessageOut(
+            task_id=m.task_id,
+            from_agent_id=m.from_agent_id,
+            from_agent_name=view.from_agent_name,
+            to_agent_id=m.to_agent_id,
+            to_agent_name=view.to_agent_name,
+            type=m.type,
+            status=m.state,
+            created_at=_iso(m.created_at),
+            status_timestamp=_iso(m.status_timestamp),
+            origin_task_id=m.origin_task_id,
+            body=m.text,
+            delivery=None if view.delivery is None else DeliveryOut.of(view.delivery),
+        )
+
+
+class MessagesOut(BaseModel):
+    messages: list[MessageOut]
+
+    @staticmethod
+    def of(views: list[MessageView]) -> MessagesOut:
+        return MessagesOut(messages=[MessageOut.of(v) for v in views])
+
+
+class SendIn(BaseModel):
+    model_config = ConfigDict(strict=True)
+
+    to_agent_id: int | Literal["*"] = Field(description='An agent id, or "*" to broadcast')
+    text: str
+    from_agent_id: int | None = Field(
+        default=None, description="Optional; when given it must be the fleet Administrator"
+    )
+
+    @field_validator("text")
+    @classmethod
+    def storable(cls, text: str) -> str:
+        """JSON escapes can spell lone surrogates, which no UTF-8 database can store."""
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError("text must be valid Unicode (no lone surrogates)") from None
+        return text
+
+
+class SendOut(BaseModel):
+    task_id: int = Field(description="The message, or the broadcast summary")
+    status: MessageState = Field(description="input_required, or completed for a broadcast")
