@@ -237,13 +237,10 @@ class MonitorService:
 
     def _save(self, schedules: Iterable[MonitorSchedule]) -> None:
         batch = list(schedules)
-        if not batch:
-            return
-        with self._uow(write=True) as uow:
-            for schedule in batch:
-                if uow.monitor.get(schedule.agent_id) is not None:  # not unenrolled meanwhile
-                    uow.monitor.save(schedule)
-            uow.commit()
+        if batch:
+            with self._uow(write=True) as uow:
+                uow.monitor.record_progress(batch)
+                uow.commit()
 
     # --- status and config --------------------------------------------------------------
 

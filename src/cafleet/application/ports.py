@@ -65,6 +65,20 @@ class Activity:
         return max((t for t in (self.last_sent, self.last_recv) if t is not None), default=None)
 
 
+@dataclass(frozen=True)
+class ConversationMark:
+    """Where a fleet's conversation stands, read cheaply so a watcher can tell it moved.
+
+    A new message raises last_task_id; an ACK or cancel changes open_messages and
+    last_state_change; a settled push raises settled_deliveries.
+    """
+
+    last_task_id: int | None = None
+    last_state_change: datetime | None = None
+    open_messages: int = 0
+    settled_deliveries: int = 0
+
+
 class MessageRepository(Protocol):
     def add(self, message: Message) -> int:
         """Store a new message; a broadcast summary gets its own id as origin."""
@@ -85,12 +99,29 @@ class MessageRepository(Protocol):
         """Messages sent by agents of the fleet, summaries excluded, newest first."""
         ...
 
+    def owned_by(self, agent_id: int, limit: int, before: int | None = None) -> list[Message]:
+        """The agent's inbox: messages it owns in any state, summaries excluded, newest first;
+        `before` keeps only ids below it."""
+        ...
+
+    def sent_by(self, agent_id: int, limit: int, before: int | None = None) -> list[Message]:
+        """Messages the agent sent, summaries excluded, newest first; `before` as above."""
+        ...
+
+    def conversation_mark(self, fleet_id: int) -> ConversationMark:
+        """Messages owned by agents of the fleet (summaries included) and their deliveries."""
+        ...
+
 
 class DeliveryRepository(Protocol):
     def add(self, delivery: Delivery) -> None: ...
     def get(self, task_id: int, recipient_agent_id: int) -> Delivery | None: ...
     def save(self, delivery: Delivery) -> None: ...
     def for_task(self, task_id: int) -> list[Delivery]: ...
+    def for_tasks(self, task_ids: Sequence[int]) -> list[Delivery]:
+        """The ledger rows of many messages at once (for listing them with their outcome)."""
+        ...
+
     def count_pending_since(self, before: datetime) -> int: ...
 
 
@@ -99,6 +130,12 @@ class MonitorRepository(Protocol):
     def get(self, agent_id: int) -> MonitorSchedule | None: ...
     def for_agents(self, agent_ids: Iterable[int]) -> dict[int, MonitorSchedule]: ...
     def save(self, schedule: MonitorSchedule) -> None: ...
+    def record_progress(self, schedules: Sequence[MonitorSchedule]) -> None:
+        """Store only what the monitor owns (last ping, stall-check time, native state), in
+        one batch; interval and enabled keep their current values, and rows removed
+        meanwhile are skipped."""
+        ...
+
     def unenroll(self, agent_id: int) -> None: ...
     def runtime(self, fleet_id: int) -> MonitorRuntime | None: ...
     def save_runtime(self, runtime: MonitorRuntime) -> None:

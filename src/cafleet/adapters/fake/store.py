@@ -275,6 +275,17 @@ class MemoryMonitor:
     def for_agents(self, agent_ids: Iterable[int]) -> dict[int, MonitorSchedule]:
         return {a: self._t.schedules[a] for a in agent_ids if a in self._t.schedules}
 
+    def record_progress(self, schedules: Sequence[MonitorSchedule]) -> None:
+        for progress in schedules:
+            current = self._t.schedules.get(progress.agent_id)
+            if current is not None:
+                self._t.schedules[progress.agent_id] = replace(
+                    current,
+                    last_ping_at=progress.last_ping_at,
+                    last_stall_check_at=progress.last_stall_check_at,
+                    last_native_status=progress.last_native_status,
+                )
+
     def runtime(self, fleet_id: int) -> MonitorRuntime | None:
         return self._t.runtimes.get(fleet_id)
 

@@ -6,7 +6,17 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, CursorResult, delete, func, insert, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    CursorResult,
+    bindparam,
+    delete,
+    func,
+    insert,
+    select,
+    update,
+)
 
 from cafleet.adapters.sqlite import rows
 from cafleet.adapters.sqlite.tables import (
@@ -351,6 +361,31 @@ class SqlMonitor:
             return {}
         query = select(monitor_config).where(monitor_config.c.agent_id.in_(ids))
         return {r.agent_id: rows.schedule_from(r) for r in self._c.execute(query)}
+
+    def record_progress(self, schedules: Sequence[MonitorSchedule]) -> None:
+        if not schedules:
+            return
+        statement = (
+            update(monitor_config)
+            .where(monitor_config.c.agent_id == bindparam("b_agent"))
+            .values(
+                last_ping_at=bindparam("b_ping"),
+                last_stall_check_at=bindparam("b_stall"),
+                last_native_status=bindparam("b_native"),
+            )
+        )
+        self._c.execute(
+            statement,
+            [
+                {
+                    "b_agent": s.agent_id,
+                    "b_ping": rows.ts(s.last_ping_at),
+                    "b_stall": rows.ts(s.last_stall_check_at),
+                    "b_native": s.last_native_status,
+                }
+                for s in schedules
+            ],
+        )
 
     def runtime(self, fleet_id: int) -> MonitorRuntime | None:
         query = select(monitor_runtime).where(monitor_runtime.c.fleet_id == fleet_id)

@@ -1,0 +1,431 @@
+"""Fixtures for the monitor loop against a real tmux server and a real SQLite file.
+
+The module gets a private tmux server (`tmux -L cafleet-mon-<uuid>`, killed on teardown) and
+a temporary HOME and database brought to head by `cafleet setup db` (plus `setup skill --agent
+claude`, for the skills gate). Each fleet is created from the first pane of a window of its
+own, with a monitoring member and an ordinary member, both running the built-in demo agent
+(which logs what it receives to a JSON-lines file). Every `monitor start` process a test
+launches is tracked and ended by its own pid on teardown.
+
+Helpers are exposed as fixtures so test modules never import this file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pytest
+
+DEADLINE = 30.0
+STEP = 0.05
+DEMO_AGENT = f"{sys.executable} -m cafleet.demo_agent"
+FLEET_LINE = re.compile(r"^(\d+) director=(\d+) admin=(\d+)$")
+MEMBER_LINE = re.compile(r"^(\d+) (\S+) backend=custom pane=(%\d+)$")
+
+
+def _cafleet_command() -> list[str]:
+    """The console script installed beside this interpreter, else `python -m cafleet`."""
+    script = Path(sys.executable).parent / "cafleet"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "cafleet"]
+
+
+CAFLEET = _cafleet_command()
+
+
+class Result(NamedTuple):
+    code: int
+    stdout: str
+    stderr: str
+
+
+def wait_for(probe: Callable[[], Any], what: str, timeout: float = DEADLINE) -> Any:
+    """Call `probe` until it returns something truthy; fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = probe()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(STEP)
+
+
+def _clean_environment(**extra: str) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("CAFLEET_", "HERDR_")) and k not in ("TMUX", "TMUX_PANE")
+    }
+    env.update(extra)
+    return env
+
+
+# --------------------------------------------------------------------------- tmux
+
+
+@dataclass(frozen=True)
+class PrivateTmux:
+    binary: str
+    name: str
+    socket: str
+    first_pane: str
+
+    def run(self, *args: str, check: bool = True) -> str:
+        done = subprocess.run(
+            [self.binary, "-L", self.name, "-f", "/dev/null", *args],
+            env=_clean_environment(),
+            capture_output=True,
+            text=True,
+            timeout=15,
+            check=False,
+        )
+        if check and done.returncode != 0:
+            raise AssertionError(f"tmux {' '.join(args)} failed: {done.stderr.strip()}")
+        return done.stdout.strip()
+
+    def pane_ids(self) -> set[str]:
+        return set(self.run("list-panes", "-a", "-F", "#{pane_id}").split())
+
+
+@pytest.fixture(scope="module")
+def mon_tmux() -> Iterator[PrivateTmux]:
+    """A private tmux server for the module; each fleet lives in a window of its own."""
+    binary = shutil.which("tmux")
+    if binary is None:
+        pytest.skip("tmux is not installed")
+    name = f"cafleet-mon-{uuid.uuid4().hex}"
+    base = [binary, "-L", name, "-f", "/dev/null"]
+    subprocess.run(
+        [*base, "new-session", "-d", "-s", "main", "-x", "220", "-y", "60"],
+        env=_clean_environment(),
+        check=True,
+        timeout=15,
+        capture_output=True,
+    )
+    try:
+        probe = PrivateTmux(binary, name, "", "")
+        yield PrivateTmux(
+            binary,
+            name,
+            socket=probe.run("display-message", "-p", "-t", "main", "#{socket_path}"),
+            first_pane=probe.run("display-message", "-p", "-t", "main", "#{pane_id}"),
+        )
+    finally:
+        subprocess.run(
+            [*base, "kill-server"],
+            env=_clean_environment(),
+            check=False,
+            timeout=15,
+            capture_output=True,
+        )
+
+
+# --------------------------------------------------------------------------- the CLI
+
+
+class Cafleet:
+    """`cafleet` with a fixed environment (per-call additions allowed)."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = env
+
+    def __call__(self, *args: str, extra_env: dict[str, str] | None = None) -> Result:
+        done = subprocess.run(
+            [*CAFLEET, *args],
+            env={**self.env, **(extra_env or {})},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+        assert "Traceback" not in done.stderr, done.stderr
+        return Result(done.returncode, done.stdout, done.stderr)
+
+    def ok(self, *args: str, extra_env: dict[str, str] | None = None) -> str:
+        result = self(*args, extra_env=extra_env)
+        assert result.code == 0, result
+        return result.stdout
+
+    def json(self, *args: str) -> Any:
+        return json.loads(self.ok("--json", *args))
+
+
+class LoopProcess:
+    """A running `cafleet monitor start`; stdout and stderr are collected line by line."""
+
+    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
+        self.proc = subprocess.Popen(
+            argv,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.out: list[str] = []
+        self.err: list[str] = []
+        self._readers = [
+            threading.Thread(target=self._pump, args=(stream, sink), daemon=True)
+            for stream, sink in ((self.proc.stdout, self.out), (self.proc.stderr, self.err))
+        ]
+        for reader in self._readers:
+            reader.start()
+
+    def _pump(self, stream: Any, sink: list[str]) -> None:
+        for line in stream:
+            sink.append(line.rstrip("\n"))
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def wait_for_line(self, pattern: str, timeout: float = DEADLINE) -> re.Match[str]:
+        regex = re.compile(pattern)
+
+        def found() -> re.Match[str] | None:
+            return next((m for line in list(self.out) if (m := regex.search(line))), None)
+
+        return wait_for(found, f"a stdout line matching {pattern!r}; got {self.out}", timeout)
+
+    def terminate(self) -> None:
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGTERM)
+
+    def wait(self, timeout: float = DEADLINE) -> int:
+        code = self.proc.wait(timeout=timeout)
+        for reader in self._readers:  # the pipes close with the process: read to the end
+            reader.join(timeout=5)
+        return code
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=10)
+
+
+# --------------------------------------------------------------------------- the fleet
+
+
+def read_log(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    events = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            events.append(json.loads(line))
+        except ValueError:
+            continue  # a line being written right now
+    return events
+
+
+@dataclass
+class MonitoredFleet:
+    tmux: PrivateTmux
+    cli: Cafleet
+    db_path: Path
+    window_id: str
+    fleet_id: int
+    director_id: int
+    admin_id: int
+    watcher_id: int
+    watcher_log: Path
+    member_id: int
+    member_log: Path
+    loops: list[LoopProcess] = field(default_factory=list)
+
+    def start_loop(self, *extra: str) -> LoopProcess:
+        loop = LoopProcess(
+            [*CAFLEET, "monitor", "start", "--fleet-id", str(self.fleet_id), *extra],
+            self.cli.env,
+        )
+        self.loops.append(loop)
+        return loop
+
+    def wakes(self) -> list[str]:
+        """Every `[monitor] wake:` submission the watcher's demo agent logged."""
+        return [
+            e["text"]
+            for e in read_log(self.watcher_log)
+            if e.get("event") == "submit" and e.get("text", "").startswith("[monitor] wake:")
+        ]
+
+    def wait_for_wake(self, fragment: str) -> str:
+        """The first wake the watcher received that contains `fragment`."""
+        return str(
+            wait_for(
+                lambda: next((w for w in self.wakes() if fragment in w), None),
+                f"a wake naming {fragment!r} in the watcher's log",
+            )
+        )
+
+    def wait_until(self, probe: Callable[[], Any], what: str) -> Any:
+        return wait_for(probe, what)
+
+    def status(self) -> Any:
+        return self.cli.json("monitor", "status", "--fleet-id", str(self.fleet_id))
+
+    def runtime_row(self) -> dict[str, Any] | None:
+        conn = sqlite3.connect(self.db_path, timeout=30)
+        conn.row_factory = sqlite3.Row
+        try:
+            row = conn.execute(
+                "SELECT * FROM monitor_runtime WHERE fleet_id = ?", (self.fleet_id,)
+            ).fetchone()
+        finally:
+            conn.close()
+        return None if row is None else dict(row)
+
+
+@dataclass(frozen=True)
+class Installation:
+    """A temporary HOME and database brought to head, reached through a tmux server."""
+
+    tmux: PrivateTmux
+    home: Path
+    db_path: Path
+
+    def cli(self, pane: str) -> Cafleet:
+        """`cafleet` as if run in `pane` of the private server."""
+        return Cafleet(
+            _clean_environment(
+                HOME=str(self.home),
+                CAFLEET_DATABASE_URL=f"sqlite:///{self.db_path}",
+                TMUX=f"{self.tmux.socket},0,0",
+                TMUX_PANE=pane,
+                CAFLEET_SUBMIT_DELAY_CUSTOM="0.05",
+            )
+        )
+
+
+@pytest.fixture(scope="module")
+def installation(mon_tmux: PrivateTmux, tmp_path_factory: pytest.TempPathFactory) -> Installation:
+    root = tmp_path_factory.mktemp("monitor")
+    home = root / "home"
+    home.mkdir()
+    made = Installation(mon_tmux, home, root / "cafleet.db")
+    cli = made.cli(mon_tmux.first_pane)
+    cli.ok("setup", "db")
+    # team commands (monitor, member, fleet) refuse to run without a recorded skills install
+    cli.ok("setup", "skill", "--agent", "claude")
+    return made
+
+
+def build_fleet(installation: Installation, logs: Path) -> MonitoredFleet:
+    """A fleet whose Director is the first pane of a new window, with a monitoring member and
+    a member `worker` (interval 1 s), both running the demo agent."""
+    tmux = installation.tmux
+    window, pane = tmux.run(
+        "new-window", "-d", "-P", "-F", "#{window_id} #{pane_id}", "-t", "main"
+    ).split()
+    cli = installation.cli(pane)
+    fleet = FLEET_LINE.match(
+        cli.ok("fleet", "create", "--name", "m", "--coding-agent", "custom").strip()
+    )
+    assert fleet, "unexpected fleet create output"
+    fleet_id, director_id, admin_id = (int(g) for g in fleet.groups())
+
+    def create(name: str, role: str, log: Path) -> int:
+        out = cli.ok(
+            "member", "create", "--fleet-id", str(fleet_id), "--agent-id", str(director_id),
+            "--name", name, "--description", f"{name} for the monitor test",
+            "--role", role, "--coding-agent", "custom", "--agent-command", DEMO_AGENT,
+            "--text", "watch",
+            extra_env={"CAFLEET_DEMO_LOG": str(log)},
+        )  # fmt: skip
+        made = MEMBER_LINE.match(out.strip())
+        assert made, out
+        wait_for(
+            lambda: any(e.get("event") == "ready" for e in read_log(log)),
+            f"the demo agent of {name} to start",
+        )
+        return int(made.group(1))
+
+    watcher_log, member_log = logs / "watcher.jsonl", logs / "worker.jsonl"
+    watcher_id = create("watcher", "monitor", watcher_log)
+    member_id = create("worker", "member", member_log)
+    cli.ok(
+        "monitor", "config", "--fleet-id", str(fleet_id), "--agent-id", str(member_id),
+        "--interval", "1",
+    )  # fmt: skip
+    return MonitoredFleet(
+        tmux=tmux,
+        cli=cli,
+        db_path=installation.db_path,
+        window_id=window,
+        fleet_id=fleet_id,
+        director_id=director_id,
+        admin_id=admin_id,
+        watcher_id=watcher_id,
+        watcher_log=watcher_log,
+        member_id=member_id,
+        member_log=member_log,
+    )
+
+
+def _close(world: MonitoredFleet) -> None:
+    """End the loops this test started (by pid), then close the fleet's window."""
+    for loop in world.loops:
+        loop.terminate()
+    for loop in world.loops:
+        try:
+            loop.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            loop.kill()
+    world.tmux.run("kill-window", "-t", world.window_id, check=False)
+
+
+@pytest.fixture
+def monitored(installation: Installation, tmp_path: Path) -> Iterator[MonitoredFleet]:
+    """A fresh fleet for a test that starts, stops or deletes things."""
+    world = build_fleet(installation, tmp_path)
+    try:
+        yield world
+    finally:
+        _close(world)
+
+
+@dataclass(frozen=True)
+class RunningLoop:
+    fleet: MonitoredFleet
+    loop: LoopProcess
+
+
+@pytest.fixture(scope="module")
+def running(
+    installation: Installation, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[RunningLoop]:
+    """A fleet with `monitor start --tick 1` running, shared by tests that only observe it."""
+    world = build_fleet(installation, tmp_path_factory.mktemp("running"))
+    try:
+        loop = world.start_loop("--tick", "1")
+        loop.wait_for_line(rf"^monitor loop started \(fleet {world.fleet_id}, tick 1s, pid ")
+        yield RunningLoop(world, loop)
+    finally:
+        _close(world)
+
+
+@pytest.fixture(scope="module")
+def idle_fleet(
+    installation: Installation, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[MonitoredFleet]:
+    """A fleet shared by tests that only read (no loop runs for it)."""
+    world = build_fleet(installation, tmp_path_factory.mktemp("idle"))
+    try:
+        yield world
+    finally:
+        _close(world)
