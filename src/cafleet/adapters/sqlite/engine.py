@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy.pool import QueuePool
 
 from cafleet.adapters.sqlite.errors import translated
 from cafleet.domain.errors import SchemaMissing
@@ -39,7 +40,10 @@ def open_engine(path: Path, *, create: bool = False) -> Engine:
                 check_same_thread=False,
             )
 
-    engine = create_engine("sqlite+pysqlite://", creator=connect)
+    # The URL carries no path (the creator opens the file), which would make SQLAlchemy pick
+    # a per-thread singleton pool; the admin server answers on many threads, so use a queue.
+    engine = create_engine("sqlite+pysqlite://", creator=connect, poolclass=QueuePool,
+                           pool_size=5, max_overflow=-1)
     event.listen(engine, "connect", _apply_pragmas)
     event.listen(engine, "begin", _begin)
     return engine
