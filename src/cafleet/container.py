@@ -23,6 +23,7 @@ from cafleet.adapters.pane_locks import FileLocks, runtime_directory
 from cafleet.adapters.process import SystemProcess
 from cafleet.adapters.sqlite.engine import open_engine
 from cafleet.adapters.sqlite.unit_of_work import SqlUnitOfWorkFactory
+from cafleet.application.admin import AdminService
 from cafleet.application.fleets import FleetService
 from cafleet.application.keystrokes import KeystrokeSender
 from cafleet.application.lifecycle import MemberRemoval
@@ -76,6 +77,7 @@ class Container(containers.DeclarativeContainer):
     )
     messaging = providers.Factory(MessagingService, uow, clock, notifier)
     members = providers.Factory(MemberService, uow, clock)
+    admin = providers.Factory(AdminService, uow, clock, process, fleets, messaging, monitor)
 
 
 def build_container(settings: Settings) -> Container:

@@ -54,14 +54,29 @@ class FilesystemSkillInstaller(SkillInstaller):
 
 
 def _swap_in(source: Path, destination: Path) -> None:
+    """Copy beside, then rename into place; the old tree is removed only once the new one
+    stands, and put back if the swap fails."""
     tag = uuid.uuid4().hex[:8]
     staging = destination.with_name(f".{destination.name}.new-{tag}")
     retired = destination.with_name(f".{destination.name}.old-{tag}")
     try:
         shutil.copytree(source, staging, ignore=shutil.ignore_patterns("__pycache__"))
-        if destination.exists() or destination.is_symlink():
+        moved_aside = destination.exists() or destination.is_symlink()
+        if moved_aside:
             os.rename(destination, retired)
-        os.rename(staging, destination)
+        try:
+            os.rename(staging, destination)
+        except OSError:
+            if moved_aside:
+                os.rename(retired, destination)
+            raise
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
-        shutil.rmtree(retired, ignore_errors=True)
+        _remove(staging)
+        _remove(retired)
+
+
+def _remove(path: Path) -> None:
+    if path.is_symlink():
+        path.unlink()
+    else:
+        shutil.rmtree(path, ignore_errors=True)

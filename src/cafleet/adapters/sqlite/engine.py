@@ -42,8 +42,9 @@ def open_engine(path: Path, *, create: bool = False) -> Engine:
 
     # The URL carries no path (the creator opens the file), which would make SQLAlchemy pick
     # a per-thread singleton pool; the admin server answers on many threads, so use a queue.
-    engine = create_engine("sqlite+pysqlite://", creator=connect, poolclass=QueuePool,
-                           pool_size=5, max_overflow=-1)
+    engine = create_engine(
+        "sqlite+pysqlite://", creator=connect, poolclass=QueuePool, pool_size=5, max_overflow=-1
+    )
     event.listen(engine, "connect", _apply_pragmas)
     event.listen(engine, "begin", _begin)
     return engine

@@ -8,7 +8,7 @@ from enum import Enum
 from pathlib import Path
 
 from cafleet.adapters.sqlite.errors import translated
-from cafleet.domain.errors import Invalid
+from cafleet.domain.errors import Invalid, Unavailable
 
 HEAD_REVISION = "0002"
 MIGRATIONS = Path(__file__).resolve().parent.parent.parent / "migrations"
@@ -40,7 +40,10 @@ def migrate(path: Path, target: str = "head") -> MigrationReport:
 
     from cafleet.adapters.sqlite.engine import open_engine
 
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise Unavailable(f"cannot open database {path}: {exc.strerror or exc}") from None
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     known = {rev.revision for rev in ScriptDirectory.from_config(config).walk_revisions()}

@@ -6,6 +6,7 @@ other command, and not `cafleet server --help`, pays for it.
 
 from __future__ import annotations
 
+import signal
 import sys
 
 import click
@@ -13,7 +14,7 @@ import click
 from cafleet.entrypoints.cli.app import CafleetCommand, app_of, fail
 from cafleet.entrypoints.http.binding import is_loopback, usable_token
 
-GRACEFUL_SHUTDOWN_SECONDS = 3  # open event streams are cut after this on Ctrl-C / SIGTERM
+GRACEFUL_SHUTDOWN_SECONDS = 3  # requests still running are cut after this on a stop
 
 
 @click.command(
@@ -60,15 +61,34 @@ def server(ctx: click.Context, host: str | None, port: int | None) -> None:
 
     container = build_container(settings)
     container.admin().fleets()  # fail now, not on the first request, if the schema is missing
-    app = create_app(container, token=token, loopback_hosts_only=loopback)
+    server: uvicorn.Server | None = None
+
+    def shutting_down() -> bool:
+        """Open event streams end as soon as uvicorn begins its graceful stop."""
+        return server is not None and server.should_exit
+
+    app = create_app(
+        container, token=token, loopback_hosts_only=loopback, shutting_down=shutting_down
+    )
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app,
+            host=host,
+            port=port,
+            workers=1,
+            log_level="info",
+            timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
+        )
+    )
     shown = f"[{host}]" if ":" in host else host
     click.echo(f"cafleet admin WebUI on http://{shown}:{port}/ (API under /api, docs at /docs)")
     sys.stdout.flush()
-    uvicorn.run(
-        app,
-        host=host,
-        port=port,
-        workers=1,
-        log_level="info",
-        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
-    )
+    # uvicorn shuts down gracefully on SIGINT/SIGTERM, then re-raises the signal to the
+    # handler it replaced; a quiet one makes a requested stop exit 0, as `monitor start` does
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, _stop_requested)
+    server.run()
+
+
+def _stop_requested(_signum: int, _frame: object) -> None:
+    pass

@@ -7,6 +7,7 @@ from racing to build adapters. The routes only talk to AdminService.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from fastapi import FastAPI
@@ -29,10 +30,12 @@ def create_app(
     loopback_hosts_only: bool = False,
     webui_build: Path | None = None,
     stream_limits: StreamLimits | None = None,
+    shutting_down: Callable[[], bool] = lambda: False,
 ) -> FastAPI:
     """token: required bearer token for /api/ (None on loopback).
     loopback_hosts_only: refuse requests whose Host is not a loopback name (set it when
-    the server listens on loopback). webui_build: the SPA's build folder."""
+    the server listens on loopback). webui_build: the SPA's build folder.
+    shutting_down: tells event streams to end so a stopping server is not held open."""
     app = FastAPI(
         title=TITLE,
         version=__version__,
@@ -43,6 +46,7 @@ def create_app(
     limits = stream_limits or StreamLimits()
     app.state.stream_limits = limits
     app.state.stream_slots = StreamSlots(limits.max_streams)
+    app.state.shutting_down = shutting_down
     install_error_handlers(app)
     app.include_router(api.router)
     app.include_router(events.router)

@@ -83,15 +83,18 @@ async def fleet_events(
     admin: AdminService,
     fleet_id: int,
     limits: StreamLimits,
-    disconnected: Callable[[], Awaitable[bool]],
+    ended: Callable[[], Awaitable[bool]],
 ) -> AsyncIterator[str]:
-    """The stream's body: changes since the previous look, until a limit or a disconnect."""
-    yield f"retry: {limits.retry_ms}\n\n"
+    """The stream's body: changes since the previous look, until the lifetime is over or
+    `ended` says the client left or the server is stopping."""
+    # the baseline is taken before the first byte goes out, so a client that loads the
+    # page after seeing the stream open misses no change
     last = await run_in_threadpool(admin.mark, fleet_id)
+    yield f"retry: {limits.retry_ms}\n\n"
     started = quiet_since = time.monotonic()
     while time.monotonic() - started < limits.max_seconds:
         await anyio.sleep(limits.poll_seconds)
-        if await disconnected():
+        if await ended():
             return
         try:
             current = await run_in_threadpool(admin.mark, fleet_id)
@@ -133,8 +136,11 @@ _STREAM_DOC = (
 async def events(request: Request, admin: Admin, fleet_id: ReadableFleet) -> StreamingResponse:
     limits: StreamLimits = request.app.state.stream_limits
     slots: StreamSlots = request.app.state.stream_slots
+    shutting_down: Callable[[], bool] = request.app.state.shutting_down
+
+    async def ended() -> bool:
+        return shutting_down() or await request.is_disconnected()
+
     if not slots.reserve():
         raise HTTPException(503, TOO_MANY_STREAMS)
-    return SlotStreamingResponse(
-        fleet_events(admin, fleet_id, limits, request.is_disconnected), slots
-    )
+    return SlotStreamingResponse(fleet_events(admin, fleet_id, limits, ended), slots)

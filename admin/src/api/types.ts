@@ -1,0 +1,75 @@
+// Shapes of the JSON API under /api (behavior spec §11.3).
+
+export interface Fleet {
+  fleet_id: number;
+  director_agent_id: number | null;
+  name: string | null;
+  created_at: string;
+  agent_count: number;
+}
+
+export interface MonitorConfig {
+  interval_seconds: number;
+  last_ping_at: string | null;
+  enabled: boolean;
+}
+
+export type AgentKind = "builtin-administrator" | "user";
+export type AgentStatus = "active" | "deregistered";
+
+export interface Agent {
+  agent_id: number;
+  name: string;
+  description: string;
+  status: AgentStatus;
+  registered_at: string;
+  kind: AgentKind;
+  monitor: MonitorConfig | null;
+}
+
+export interface MonitorRuntime {
+  running: boolean;
+  pid: number | null;
+  host: string | null;
+  tick_seconds: number | null;
+  last_tick_at: string | null;
+  last_tick_age_seconds: number | null;
+  started_at: string | null;
+}
+
+export type TaskStatus = "input_required" | "completed" | "canceled";
+export type DeliveryState = "pending" | "sent" | "skipped" | "failed";
+
+export interface Delivery {
+  state: DeliveryState;
+  transport: string | null;
+  error: string | null;
+  attempted_at: string | null;
+}
+
+export interface Message {
+  task_id: number;
+  from_agent_id: number;
+  from_agent_name: string | null;
+  to_agent_id: number | null;
+  to_agent_name: string | null;
+  type: "unicast" | "broadcast_summary";
+  status: TaskStatus;
+  created_at: string;
+  status_timestamp: string;
+  origin_task_id: number | null;
+  body: string;
+  delivery: Delivery | null;
+}
+
+export interface SendResult {
+  task_id: number;
+  status: TaskStatus;
+}
+
+export interface MonitorPatch {
+  interval_seconds?: number;
+  enabled?: boolean;
+}
+
+export const isAdministrator = (agent: Agent): boolean => agent.kind === "builtin-administrator";

@@ -1,0 +1,39 @@
+// Time formatting for the page.
+
+/** Floors an age the way the CLI does: `<N>s` below a minute, `<N>m` below an hour, else `<N>h`. */
+export function humanizeSeconds(seconds: number): string {
+  const s = Math.max(0, Math.floor(seconds));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m`;
+  return `${Math.floor(s / 3600)}h`;
+}
+
+/** "just now", "5m ago", "3h ago", then days. */
+export function relativeTime(iso: string, now: number = Date.now()): string {
+  const t = Date.parse(iso);
+  if (Number.isNaN(t)) return iso;
+  const seconds = (now - t) / 1000;
+  if (seconds < 10) return "just now";
+  if (seconds < 48 * 3600) return `${humanizeSeconds(seconds)} ago`;
+  return `${Math.floor(seconds / 86400)}d ago`;
+}
+
+const DATE = new Intl.DateTimeFormat("en-US", { year: "numeric", month: "short", day: "numeric" });
+const DATE_TIME = new Intl.DateTimeFormat("en-US", {
+  year: "numeric",
+  month: "short",
+  day: "numeric",
+  hour: "2-digit",
+  minute: "2-digit",
+  second: "2-digit",
+});
+const CLOCK = new Intl.DateTimeFormat("en-US", { hour: "2-digit", minute: "2-digit" });
+
+const format = (f: Intl.DateTimeFormat, iso: string): string => {
+  const t = Date.parse(iso);
+  return Number.isNaN(t) ? iso : f.format(t);
+};
+
+export const formatDate = (iso: string): string => format(DATE, iso);
+export const formatDateTime = (iso: string): string => format(DATE_TIME, iso);
+export const formatClock = (iso: string): string => format(CLOCK, iso);

@@ -1,0 +1,92 @@
+import { describe, expect, it } from "vitest";
+import type { Message } from "../api/types";
+import { ackTooltip, allCanceled, groupTimeline, notDelivered, undeliveredReason } from "./timeline";
+
+let nextId = 1;
+function msg(over: Partial<Message>): Message {
+  const task_id = over.task_id ?? nextId++;
+  return {
+    task_id,
+    from_agent_id: 2,
+    from_agent_name: "Administrator",
+    to_agent_id: 3,
+    to_agent_name: "coder",
+    type: "unicast",
+    status: "input_required",
+    created_at: `2026-11-29T08:00:${String(task_id).padStart(2, "0")}.000000+00:00`,
+    status_timestamp: `2026-11-29T08:00:${String(task_id).padStart(2, "0")}.000000+00:00`,
+    origin_task_id: null,
+    body: `body ${task_id}`,
+    delivery: { state: "sent", transport: "tmux", error: null, attempted_at: null },
+    ...over,
+  };
+}
+
+describe("groupTimeline", () => {
+  it("orders oldest first from the API's newest-first list", () => {
+    const list = [msg({ task_id: 3 }), msg({ task_id: 2 }), msg({ task_id: 1 })];
+    expect(groupTimeline(list).map((e) => e.task_id)).toEqual([1, 2, 3]);
+  });
+
+  it("groups broadcast deliveries by origin into one entry with every recipient", () => {
+    const list = [
+      msg({ task_id: 9, body: "after" }),
+      msg({ task_id: 8, origin_task_id: 5, to_agent_id: 4, to_agent_name: "reviewer", body: "hi all" }),
+      msg({ task_id: 6, origin_task_id: 5, to_agent_id: 1, to_agent_name: "Director", body: "hi all" }),
+      msg({ task_id: 7, origin_task_id: 5, to_agent_id: 3, to_agent_name: "coder", body: "hi all" }),
+      msg({ task_id: 4, body: "before" }),
+    ];
+    const entries = groupTimeline(list);
+    expect(entries.map((e) => e.key)).toEqual(["t4", "b5", "t9"]);
+    const group = entries[1]!;
+    expect(group.broadcast).toBe(true);
+    expect(group.task_id).toBe(5);
+    expect(group.body).toBe("hi all");
+    expect(group.recipients.map((r) => r.name)).toEqual(["Director", "coder", "reviewer"]);
+  });
+
+  it("drops broadcast summaries and breaks timestamp ties by id", () => {
+    const ts = "2026-11-29T08:00:00.000000+00:00";
+    const list = [
+      msg({ task_id: 12, created_at: ts }),
+      msg({ task_id: 11, created_at: ts }),
+      msg({ task_id: 10, type: "broadcast_summary", to_agent_id: null, origin_task_id: 10 }),
+    ];
+    expect(groupTimeline(list).map((e) => e.task_id)).toEqual([11, 12]);
+  });
+
+  it("names deregistered or unknown agents", () => {
+    const [entry] = groupTimeline([msg({ from_agent_name: null, from_agent_id: 7, to_agent_name: null })]);
+    expect(entry?.from_name).toBe("agent 7");
+    expect(entry?.recipients[0]?.name).toBe("agent 3");
+  });
+});
+
+describe("entry helpers", () => {
+  it("strikes an entry only when every delivery is canceled", () => {
+    const [one] = groupTimeline([msg({ status: "canceled" })]);
+    expect(allCanceled(one!)).toBe(true);
+    const [mixed] = groupTimeline([
+      msg({ origin_task_id: 50, status: "canceled" }),
+      msg({ origin_task_id: 50, status: "completed" }),
+    ]);
+    expect(allCanceled(mixed!)).toBe(false);
+  });
+
+  it("builds the ack tooltip from the recipient and ack time", () => {
+    const [entry] = groupTimeline([
+      msg({ status: "completed", status_timestamp: "2026-11-29T09:00:00.000000+00:00" }),
+    ]);
+    expect(ackTooltip(entry!.recipients[0]!)).toBe("@coder — 2026-11-29T09:00:00.000000+00:00");
+  });
+
+  it("marks skipped and failed pushes as not delivered, with the reason", () => {
+    const skipped = { state: "skipped", transport: null, error: "not-agent:bash", attempted_at: null } as const;
+    expect(notDelivered(skipped)).toBe(true);
+    expect(undeliveredReason(skipped)).toBe("not-agent:bash");
+    expect(notDelivered({ state: "failed", transport: "tmux", error: null, attempted_at: null })).toBe(true);
+    expect(notDelivered({ state: "pending", transport: null, error: null, attempted_at: null })).toBe(false);
+    expect(notDelivered({ state: "sent", transport: "tmux", error: null, attempted_at: null })).toBe(false);
+    expect(notDelivered(null)).toBe(false);
+  });
+});

@@ -1,0 +1,237 @@
+"""What the admin WebUI can see and do in one fleet.
+
+Reads work on deleted fleets too (history stays readable); writes need a live
+fleet. The WebUI only ever sends as the fleet's Administrator, through
+MessagingService so the push still happens after commit. Not-found answers use
+the WebUI's own wording and are identical for unknown ids, ids of other fleets
+and (where the spec says so) deregistered agents.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final, Literal
+
+from cafleet.application.admin_views import (
+    FleetMark,
+    MessageView,
+    Page,
+    RosterEntry,
+    RuntimeView,
+    SendReceipt,
+)
+from cafleet.application.fleets import FleetRow, FleetService
+from cafleet.application.messaging import MessagingService
+from cafleet.application.monitoring import MonitorService
+from cafleet.application.ports import Clock, ProcessIdentity, UnitOfWork, UnitOfWorkFactory
+from cafleet.domain.agent import Agent
+from cafleet.domain.errors import Invalid, NotFound
+from cafleet.domain.fleet import Fleet
+from cafleet.domain.message import Message
+from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule
+
+BROADCAST: Final = "*"
+Recipient = int | Literal["*"]
+
+FLEET_NOT_FOUND = "Fleet not found"
+AGENT_NOT_FOUND = "Agent not found"
+AGENT_NOT_ENROLLED = "Agent not enrolled"
+NO_ADMINISTRATOR = "from_agent not in fleet"
+NOT_THE_ADMINISTRATOR = "from_agent must be the fleet Administrator"
+EMPTY_TEXT = "text may not be empty"
+
+# Ids are SQLite INTEGERs; a number outside that range names nothing, and asking the
+# database about it would fail with an overflow instead of "not found".
+_ID_RANGE = range(-(2**63), 2**63)
+
+
+class AdminService:
+    def __init__(
+        self,
+        uow: UnitOfWorkFactory,
+        clock: Clock,
+        process: ProcessIdentity,
+        fleets: FleetService,
+        messaging: MessagingService,
+        monitoring: MonitorService,
+    ) -> None:
+        self._uow = uow
+        self._clock = clock
+        self._process = process
+        self._fleets = fleets
+        self._messaging = messaging
+        self._monitoring = monitoring
+
+    # --- fleets -------------------------------------------------------------------------
+
+    def fleets(self) -> list[FleetRow]:
+        return self._fleets.list()
+
+    def fleet(self, fleet_id: int, *, writable: bool = False) -> Fleet:
+        """The fleet a request is scoped to; a deleted fleet is readable but not writable."""
+        with self._uow() as uow:
+            return _fleet(uow, fleet_id, writable=writable)
+
+    # --- agents and their monitoring ------------------------------------------------------
+
+    def roster(self, fleet_id: int) -> list[RosterEntry]:
+        """Active agents plus deregistered ones that still own or sent a message."""
+        with self._uow() as uow:
+            _fleet(uow, fleet_id)
+            agents = uow.agents.in_fleet(fleet_id, active_only=False)
+            retired = [a.agent_id for a in agents if not a.is_active]
+            activity = uow.messages.activity(retired)
+            shown = [
+                a for a in agents if a.is_active or activity[a.agent_id].last_contact is not None
+            ]
+            schedules = uow.monitor.for_agents(a.agent_id for a in shown)
+        return [RosterEntry(a, schedules.get(a.agent_id)) for a in shown]
+
+    def monitor_runtime(self, fleet_id: int) -> RuntimeView:
+        with self._uow() as uow:
+            _fleet(uow, fleet_id)
+            runtime = uow.monitor.runtime(fleet_id)
+        return self._judged(runtime)
+
+    def schedule(self, fleet_id: int, agent_id: int) -> MonitorSchedule:
+        return self._configure(fleet_id, agent_id, None, None)
+
+    def reschedule(
+        self, fleet_id: int, agent_id: int, interval_seconds: int | None, enabled: bool | None
+    ) -> MonitorSchedule:
+        """A partial edit; nothing to change is a plain read. Disabling clears the
+        stall-check time (the schedule's own rule)."""
+        self.fleet(fleet_id, writable=True)
+        return self._configure(fleet_id, agent_id, interval_seconds, enabled)
+
+    def _configure(
+        self, fleet_id: int, agent_id: int, interval_seconds: int | None, enabled: bool | None
+    ) -> MonitorSchedule:
+        if agent_id not in _ID_RANGE:
+            raise NotFound(AGENT_NOT_ENROLLED)
+        try:
+            return self._monitoring.config(fleet_id, agent_id, interval_seconds, enabled)
+        except NotFound as exc:
+            raise NotFound(AGENT_NOT_ENROLLED) from exc
+
+    # --- messages -----------------------------------------------------------------------
+
+    def inbox(self, fleet_id: int, agent_id: int, page: Page) -> list[MessageView]:
+        with self._uow() as uow:
+            _fleet(uow, fleet_id)
+            _agent_of_fleet(uow, fleet_id, agent_id)
+            found = uow.messages.owned_by(agent_id, page.limit, _bounded(page.before))
+            return _views(uow, fleet_id, found)
+
+    def sent(self, fleet_id: int, agent_id: int, page: Page) -> list[MessageView]:
+        with self._uow() as uow:
+            _fleet(uow, fleet_id)
+            _agent_of_fleet(uow, fleet_id, agent_id)
+            found = uow.messages.sent_by(agent_id, page.limit, _bounded(page.before))
+            return _views(uow, fleet_id, found)
+
+    def timeline(self, fleet_id: int, page: Page) -> list[MessageView]:
+        with self._uow() as uow:
+            _fleet(uow, fleet_id)
+            found = uow.messages.timeline(fleet_id, page.limit, _bounded(page.before))
+            return _views(uow, fleet_id, found)
+
+    def send(
+        self, fleet_id: int, to: Recipient, text: str, from_agent_id: int | None = None
+    ) -> SendReceipt:
+        """Send or broadcast ("*") as the Administrator; returns after the pushes settled."""
+        with self._uow() as uow:
+            _fleet(uow, fleet_id, writable=True)
+            administrator = next(
+                (a for a in uow.agents.in_fleet(fleet_id) if a.is_administrator), None
+            )
+            if administrator is None:
+                raise Invalid(NO_ADMINISTRATOR)
+            if from_agent_id is not None and from_agent_id != administrator.agent_id:
+                raise Invalid(NOT_THE_ADMINISTRATOR)
+            if not text.strip():
+                raise Invalid(EMPTY_TEXT)
+            if to != BROADCAST:
+                _active_agent(uow, fleet_id, to)
+        sender = administrator.agent_id
+        if to == BROADCAST:
+            summary = self._messaging.broadcast(fleet_id, sender, text).summary
+            return SendReceipt(summary.task_id, summary.state)
+        try:
+            sent = self._messaging.send(fleet_id, sender, to, text).message
+        except NotFound as exc:  # the recipient left between the check and the send
+            raise NotFound(AGENT_NOT_FOUND) from exc
+        return SendReceipt(sent.task_id, sent.state)
+
+    # --- change detection for the event stream ---------------------------------------------
+
+    def mark(self, fleet_id: int) -> FleetMark:
+        """A few small reads; compared with an earlier mark, it tells what changed."""
+        with self._uow() as uow:
+            conversation = uow.messages.conversation_mark(fleet_id)
+            agents = uow.agents.in_fleet(fleet_id, active_only=False)
+            schedules = uow.monitor.for_agents(a.agent_id for a in agents)
+            runtime = uow.monitor.runtime(fleet_id)
+        return FleetMark(
+            conversation,
+            tuple((a.agent_id, a.status.value) for a in agents),
+            tuple(
+                (s.agent_id, s.interval_seconds, s.enabled, s.last_ping_at)
+                for s in sorted(schedules.values(), key=lambda s: s.agent_id)
+            ),
+            self._judged(runtime).running,
+        )
+
+    def _judged(self, runtime: MonitorRuntime | None) -> RuntimeView:
+        now = self._clock.now()
+        running = runtime is not None and runtime.is_live(
+            now, self._process.host(), self._process.alive
+        )
+        return RuntimeView(runtime, running, now)
+
+
+def _fleet(uow: UnitOfWork, fleet_id: int, *, writable: bool = False) -> Fleet:
+    fleet = uow.fleets.get(fleet_id) if fleet_id in _ID_RANGE else None
+    if fleet is None or (writable and fleet.is_deleted):
+        raise NotFound(FLEET_NOT_FOUND)
+    return fleet
+
+
+def _agent_of_fleet(uow: UnitOfWork, fleet_id: int, agent_id: int) -> Agent:
+    """Any agent of the fleet, deregistered ones included (their history stays readable)."""
+    agent = uow.agents.get(agent_id) if agent_id in _ID_RANGE else None
+    if agent is None or agent.fleet_id != fleet_id:
+        raise NotFound(AGENT_NOT_FOUND)
+    return agent
+
+
+def _active_agent(uow: UnitOfWork, fleet_id: int, agent_id: int) -> Agent:
+    agent = _agent_of_fleet(uow, fleet_id, agent_id)
+    if not agent.is_active:
+        raise NotFound(AGENT_NOT_FOUND)
+    return agent
+
+
+def _bounded(before: int | None) -> int | None:
+    """The same page with the bound clamped into the storable range."""
+    if before is None:
+        return None
+    return max(min(before, _ID_RANGE.stop - 1), _ID_RANGE.start)
+
+
+def _views(uow: UnitOfWork, fleet_id: int, messages: Sequence[Message]) -> list[MessageView]:
+    """Messages with names resolved (deregistered agents included) and their ledger row."""
+    names = {a.agent_id: a.name for a in uow.agents.in_fleet(fleet_id, active_only=False)}
+    ledger = {
+        (d.task_id, d.recipient_agent_id): d
+        for d in uow.deliveries.for_tasks([m.task_id for m in messages])
+    }
+    return [
+        MessageView(
+            m,
+            names.get(m.from_agent_id),
+            names.get(m.to_agent_id) if m.to_agent_id is not None else None,
+            ledger.get((m.task_id, m.context_id)),
+        )
+        for m in messages
+    ]

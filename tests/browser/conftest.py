@@ -1,0 +1,350 @@
+"""Fixtures for the browser tests of the admin WebUI.
+
+The tests drive Debian's Chromium (headless, through Playwright with the system executable:
+nothing is downloaded) against a real `cafleet server` subprocess on a free loopback port. The
+server works on a temporary database holding one fleet whose Director is the first pane of a
+private tmux server and whose members run the built-in demo agent, so pushes, ACKs and the
+"not delivered" marker are real.
+
+Everything is skipped when Chromium, tmux or the `playwright` package is missing. Install the
+browser with `apt-get install chromium`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page, Playwright
+
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SERVER_START_TIMEOUT = 30.0
+FLEET_NAME = "web-demo"
+
+
+def chromium_path() -> str | None:
+    for name in ("chromium", "chromium-browser"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+def cafleet_command() -> list[str]:
+    """The virtualenv's console script, else `python -m cafleet`."""
+    search = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    found = shutil.which("cafleet", path=search)
+    return [found] if found else [sys.executable, "-m", "cafleet"]
+
+
+def clean_environment(**extra: str) -> dict[str, str]:
+    """os.environ without CAFLEET_*, HERDR_* and tmux client variables, plus `extra`."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("CAFLEET_", "HERDR_")) and k not in ("TMUX", "TMUX_PANE")
+    }
+    env.update(extra)
+    return env
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def run_cli(env: Mapping[str, str], *args: str, check: bool = True) -> str:
+    """`cafleet <args>` with exactly `env`; returns stdout (exit 0 required when check)."""
+    done = subprocess.run(
+        [*cafleet_command(), *args],
+        env=dict(env),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0 or not check, (args, done.stdout, done.stderr)
+    return done.stdout
+
+
+@dataclass
+class WebFleet:
+    """One fleet served by a running `cafleet server`."""
+
+    base_url: str
+    env: dict[str, str]
+    fleet_id: int
+    fleet_name: str
+    director: int
+    admin: int
+    members: dict[str, int] = field(default_factory=dict)
+
+    def cli(self, *args: str) -> str:
+        return run_cli(self.env, *args)
+
+    def cli_json(self, *args: str) -> Any:
+        return json.loads(self.cli("--json", *args))
+
+    def api(self, path: str) -> Any:
+        request = urllib.request.Request(
+            self.base_url + path, headers={"X-Fleet-Id": str(self.fleet_id)}
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return json.load(response)
+
+    @property
+    def dashboard_url(self) -> str:
+        return f"{self.base_url}/#/fleets/{self.fleet_id}/agents"
+
+
+def _tmux(binary: str, name: str, *args: str) -> str:
+    done = subprocess.run(
+        [binary, "-L", name, "-f", "/dev/null", *args],
+        env=clean_environment(),
+        capture_output=True,
+        text=True,
+        timeout=15,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+def _wait_for_server(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + SERVER_START_TIMEOUT
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"cafleet server exited early:\n{log.read_text(errors='replace')}")
+        try:
+            with urllib.request.urlopen(url + "/api/fleets", timeout=2):
+                return
+        except urllib.error.HTTPError:
+            return  # it answers (e.g. 401 without a token)
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            time.sleep(0.1)
+    pytest.fail(f"cafleet server did not answer:\n{log.read_text(errors='replace')}")
+
+
+def _start_server(
+    argv: list[str], env: Mapping[str, str], log: Path
+) -> tuple[subprocess.Popen[bytes], str]:
+    """Runs a server command (with `{port}` filled in) and waits until /api answers."""
+    port = free_port()
+    with log.open("wb") as sink:
+        process = subprocess.Popen(
+            [arg.replace("{port}", str(port)) for arg in argv],
+            env=dict(env),
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
+    base_url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_for_server(base_url, process, log)
+    except BaseException:
+        _stop(process)
+        raise
+    return process, base_url
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def web_fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebFleet]:
+    """A database with one fleet (Director in a private tmux pane, two demo-agent members)
+    and `cafleet server` listening on a free loopback port."""
+    if chromium_path() is None:
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    tmux = shutil.which("tmux")
+    if tmux is None:
+        pytest.skip("tmux is not installed")
+    pytest.importorskip("playwright.sync_api")
+
+    root = tmp_path_factory.mktemp("webui")
+    home = root / "home"
+    home.mkdir()
+    runtime = root / "run"
+    runtime.mkdir(mode=0o700)
+    env = clean_environment(
+        HOME=str(home),
+        CAFLEET_DATABASE_URL=f"sqlite:///{root / 'cafleet.db'}",
+        XDG_RUNTIME_DIR=str(runtime),
+        CAFLEET_SUBMIT_DELAY_CUSTOM="0.1",
+    )
+    name = f"cafleet-web-{uuid.uuid4().hex}"
+    _tmux(tmux, name, "new-session", "-d", "-s", "main", "-x", "200", "-y", "50")
+    server: subprocess.Popen[bytes] | None = None
+    try:
+        pane_env = dict(
+            env,
+            TMUX=f"{_tmux(tmux, name, 'display-message', '-p', '#{socket_path}')},0,0",
+            TMUX_PANE=_tmux(tmux, name, "display-message", "-p", "-t", "main", "#{pane_id}"),
+        )
+        run_cli(env, "setup", "db")
+        run_cli(env, "setup", "skill", "--agent", "claude", check=False)  # team commands need it
+        made = json.loads(run_cli(pane_env, "--json", "fleet", "create", "--name", FLEET_NAME))
+        fleet = WebFleet(
+            base_url="",
+            env=pane_env,
+            fleet_id=made["fleet_id"],
+            fleet_name=FLEET_NAME,
+            director=made["director"]["agent_id"],
+            admin=made["administrator_agent_id"],
+        )
+        agent_command = shlex.join([sys.executable, "-m", "cafleet.demo_agent"])
+        for member, description in (("coder", "Writes code"), ("Code Reviewer", "Reviews code")):
+            created = fleet.cli_json(
+                "member", "create",
+                "--fleet-id", str(fleet.fleet_id),
+                "--agent-id", str(fleet.director),
+                "--name", member,
+                "--description", description,
+                "--coding-agent", "custom",
+                "--agent-command", agent_command,
+                "--text", f"You are {member}.",
+            )  # fmt: skip
+            fleet.members[member] = created["agent_id"]
+
+        argv = [*cafleet_command(), "server", "--host", "127.0.0.1", "--port", "{port}"]
+        server, fleet.base_url = _start_server(argv, env, root / "server.log")
+        yield fleet
+    finally:
+        if server is not None:
+            _stop(server)
+        subprocess.run(
+            [tmux, "-L", name, "kill-server"],
+            env=clean_environment(),
+            capture_output=True,
+            timeout=15,
+            check=False,
+        )
+
+
+TOKEN_APP = """
+import sys, uvicorn
+from cafleet.container import build_container
+from cafleet.entrypoints.http.app import create_app
+from cafleet.settings import Settings
+app = create_app(build_container(Settings.from_environ()), token=sys.argv[1])
+uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
+"""
+
+
+@dataclass(frozen=True)
+class TokenServer:
+    base_url: str
+    token: str
+
+
+@pytest.fixture(scope="module")
+def token_server(
+    web_fleet: WebFleet, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[TokenServer]:
+    """The same database served by an app that requires a bearer token on every /api/
+    request, as `cafleet server` does off loopback."""
+    token = "t0ken-" + uuid.uuid4().hex
+    log = tmp_path_factory.mktemp("token") / "server.log"
+    argv = [sys.executable, "-c", TOKEN_APP, token, "{port}"]
+    process, base_url = _start_server(argv, web_fleet.env, log)
+    try:
+        yield TokenServer(base_url, token)
+    finally:
+        _stop(process)
+
+
+@pytest.fixture(scope="module")
+def playwright_driver(web_fleet: WebFleet) -> Iterator[Playwright]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as driver:
+        yield driver
+
+
+@dataclass
+class BrowserPage:
+    page: Page
+    console_errors: list[str]
+    allowed: re.Pattern[str] | None = None
+
+    def unexpected_errors(self) -> list[str]:
+        allowed = self.allowed
+        return [e for e in self.console_errors if allowed is None or not allowed.search(e)]
+
+
+@pytest.fixture
+def open_page(
+    playwright_driver: Playwright, tmp_path: Path
+) -> Iterator[Callable[..., BrowserPage]]:
+    """Opens Chromium with a fresh profile; fails the test on any console or page error."""
+    contexts: list[Any] = []
+    opened: list[BrowserPage] = []
+
+    def open_(
+        url: str,
+        *,
+        color_scheme: str = "light",
+        allow_errors: str | None = None,
+    ) -> BrowserPage:
+        """allow_errors: a regex of console errors the test expects (e.g. a 404 it provokes)."""
+        profile = tmp_path / f"profile-{len(contexts)}"
+        context = playwright_driver.chromium.launch_persistent_context(
+            str(profile),
+            executable_path=chromium_path(),
+            headless=True,
+            args=CHROMIUM_FLAGS,
+            viewport={"width": 1360, "height": 820},
+            color_scheme=color_scheme,  # type: ignore[arg-type]
+        )
+        context.set_default_timeout(10_000)
+        contexts.append(context)
+        page = context.pages[0] if context.pages else context.new_page()
+        errors: list[str] = []
+        page.on(
+            "console",
+            lambda message: errors.append(message.text) if message.type == "error" else None,
+        )
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(url)
+        browser_page = BrowserPage(page, errors, re.compile(allow_errors) if allow_errors else None)
+        opened.append(browser_page)
+        return browser_page
+
+    yield open_
+    for context in contexts:
+        context.close()
+    for browser_page in opened:
+        assert browser_page.unexpected_errors() == []

@@ -1,0 +1,285 @@
+"""Fixtures for the onboarding tests: `cafleet setup`, the skills gate and `cafleet doctor`.
+
+Every CLI call runs the installed `cafleet` script as a subprocess with HOME pointed at a fresh
+temporary directory, `CAFLEET_DATABASE_URL` pointed at a temporary SQLite file, and none of the
+CAFLEET_* / tmux / herdr variables of the outer shell. Tests that need a calling pane get a
+private tmux server (`tmux -L cafleet-onb-<uuid>`), always killed on teardown.
+
+Helpers are exposed as fixtures so that test modules never import this file.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pytest
+
+AGENT_HOMES = {
+    "claude": Path(".claude"),
+    "codex": Path(".codex"),
+    "opencode": Path(".config", "opencode"),
+}
+SKILL_NAMES = ("cafleet", "cafleet-design-doc", "cafleet-research")
+
+
+def _cafleet_command() -> list[str]:
+    """The installed console script (the virtualenv's own first), else `python -m cafleet`."""
+    search = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    found = shutil.which("cafleet", path=search)
+    return [found] if found else [sys.executable, "-m", "cafleet"]
+
+
+CAFLEET = _cafleet_command()
+
+
+def clean_environment(**extra: str) -> dict[str, str]:
+    """os.environ without CAFLEET_*, HERDR_* and tmux client variables, plus `extra`."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("CAFLEET_", "HERDR_")) and k not in ("TMUX", "TMUX_PANE")
+    }
+    env.update(extra)
+    return env
+
+
+class Result(NamedTuple):
+    code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def lines(self) -> list[str]:
+        return self.stdout.splitlines()
+
+
+@dataclass
+class Sandbox:
+    """A temporary HOME and database file, with `cafleet` bound to them."""
+
+    home: Path
+    db_path: Path
+    env: dict[str, str]
+
+    # ------------------------------------------------------------------ the CLI
+
+    def run(self, *args: str, env: Mapping[str, str | None] | None = None) -> Result:
+        """Run `cafleet args...`; per-call env overrides (None removes a variable)."""
+        merged = dict(self.env)
+        for key, value in (env or {}).items():
+            if value is None:
+                merged.pop(key, None)
+            else:
+                merged[key] = value
+        done = subprocess.run(
+            [*CAFLEET, *args],
+            env=merged,
+            input=b"",
+            capture_output=True,
+            cwd=self.home,
+            timeout=120,
+            check=False,
+        )
+        result = Result(
+            done.returncode,
+            done.stdout.decode("utf-8", errors="replace"),
+            done.stderr.decode("utf-8", errors="replace"),
+        )
+        assert "Traceback" not in result.stderr, result.stderr
+        return result
+
+    def ok(self, *args: str, **kwargs: Any) -> str:
+        """Run, insist on exit 0 and a silent stderr, return stdout."""
+        result = self.run(*args, **kwargs)
+        assert result.code == 0, result
+        assert result.stderr == "", result
+        return result.stdout
+
+    def fails(self, *args: str, **kwargs: Any) -> str:
+        """Run, insist on exit 1, empty stdout and exactly one stderr line; return that line."""
+        result = self.run(*args, **kwargs)
+        assert result.code == 1, result
+        assert result.stdout == "", result
+        lines = result.stderr.splitlines()
+        assert len(lines) == 1, result
+        return lines[0]
+
+    # ------------------------------------------------------------------ the HOME
+
+    def agent_home(self, agent: str) -> Path:
+        return self.home / AGENT_HOMES[agent]
+
+    def skills_dir(self, agent: str) -> Path:
+        return self.agent_home(agent) / "skills"
+
+    def make_agent_homes(self, *agents: str) -> None:
+        for agent in agents:
+            self.agent_home(agent).mkdir(parents=True)
+
+    def leftovers(self, agent: str) -> list[str]:
+        """Staging or retired copies (`.cafleet.new-*`, `.cafleet.old-*`) left in a skills dir."""
+        directory = self.skills_dir(agent)
+        return sorted(p.name for p in directory.iterdir() if p.name.startswith("."))
+
+    # ------------------------------------------------------------------ the database
+
+    def sql(self, query: str, *params: Any) -> list[tuple[Any, ...]]:
+        conn = sqlite3.connect(self.db_path, isolation_level=None, timeout=30)
+        try:
+            return [tuple(row) for row in conn.execute(query, params)]
+        finally:
+            conn.close()
+
+    def installs(self) -> dict[str, str]:
+        """skill_installs as {coding_agent: cafleet_version}."""
+        rows = self.sql("SELECT coding_agent, cafleet_version FROM skill_installs")
+        return dict(rows)
+
+    def record_version(self, version: str, agent: str | None = None) -> None:
+        """Pretend the skills were installed by another cafleet version."""
+        if agent is None:
+            self.sql("UPDATE skill_installs SET cafleet_version = ?", version)
+        else:
+            self.sql(
+                "UPDATE skill_installs SET cafleet_version = ? WHERE coding_agent = ?",
+                version,
+                agent,
+            )
+
+
+def _new_sandbox(tmp_path: Path) -> Sandbox:
+    home = tmp_path / "home"
+    home.mkdir()
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    db_path = tmp_path / "x.db"
+    env = clean_environment(
+        HOME=str(home),
+        CAFLEET_DATABASE_URL=f"sqlite:///{db_path}",
+        XDG_RUNTIME_DIR=str(runtime),
+    )
+    return Sandbox(home=home, db_path=db_path, env=env)
+
+
+# --------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture(scope="session")
+def cli_version() -> str:
+    """The version the installed script reports (`cafleet --version` -> `cafleet <version>`)."""
+    done = subprocess.run(
+        [*CAFLEET, "--version"],
+        env=clean_environment(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    name, version = done.stdout.split()
+    assert name == "cafleet"
+    return version
+
+
+@pytest.fixture(scope="session")
+def bundle_dir() -> Path:
+    """The skills shipped inside the installed package."""
+    import cafleet
+
+    path = Path(cafleet.__file__).resolve().parent / "skills"
+    assert all((path / name / "SKILL.md").is_file() for name in SKILL_NAMES), path
+    return path
+
+
+@pytest.fixture(scope="session")
+def migrated_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A database file brought to head once per session by the real `cafleet setup db`."""
+    sandbox = _new_sandbox(tmp_path_factory.mktemp("template"))
+    sandbox.ok("setup", "db")
+    assert not sandbox.db_path.with_name("x.db-wal").exists()
+    return sandbox.db_path
+
+
+@pytest.fixture
+def sandbox(tmp_path: Path) -> Sandbox:
+    """An empty HOME (no coding-agent homes) and a database URL whose file does not exist."""
+    return _new_sandbox(tmp_path)
+
+
+@pytest.fixture
+def migrated(sandbox: Sandbox, migrated_template: Path) -> Sandbox:
+    """The sandbox with its database at head and no skills installed."""
+    shutil.copyfile(migrated_template, sandbox.db_path)
+    return sandbox
+
+
+@pytest.fixture
+def installed(migrated: Sandbox) -> Sandbox:
+    """The sandbox with its database at head and the skills installed for claude."""
+    migrated.make_agent_homes("claude")
+    migrated.ok("setup", "skill")
+    return migrated
+
+
+@dataclass(frozen=True)
+class TmuxServer:
+    name: str
+    socket: str
+    session: str
+    window_id: str
+    pane_id: str
+
+    @property
+    def env(self) -> dict[str, str]:
+        """What tmux exports to a process running in the server's first pane."""
+        return {"TMUX": f"{self.socket},0,0", "TMUX_PANE": self.pane_id}
+
+
+def _tmux(binary: str, name: str, *args: str) -> str:
+    done = subprocess.run(
+        [binary, "-L", name, "-f", "/dev/null", *args],
+        env=clean_environment(),
+        capture_output=True,
+        text=True,
+        timeout=15,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+@pytest.fixture
+def private_tmux() -> Iterator[TmuxServer]:
+    """A private tmux server with one detached session `main`, killed on teardown."""
+    binary = shutil.which("tmux")
+    if binary is None:
+        pytest.skip("tmux is not installed")
+    name = f"cafleet-onb-{uuid.uuid4().hex}"
+    _tmux(binary, name, "new-session", "-d", "-s", "main")
+    socket = ""
+    try:
+        socket = _tmux(binary, name, "display-message", "-p", "#{socket_path}")
+        yield TmuxServer(
+            name=name,
+            socket=socket,
+            session="main",
+            window_id=_tmux(binary, name, "display-message", "-p", "-t", "main", "#{window_id}"),
+            pane_id=_tmux(binary, name, "display-message", "-p", "-t", "main", "#{pane_id}"),
+        )
+    finally:
+        subprocess.run(
+            [binary, "-L", name, "kill-server"],
+            env=clean_environment(),
+            capture_output=True,
+            timeout=15,
+            check=False,
+        )
+        if socket:
+            Path(socket).unlink(missing_ok=True)  # tmux leaves the socket file behind

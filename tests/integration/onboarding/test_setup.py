@@ -1,0 +1,207 @@
+"""`cafleet setup`, `setup db` and `setup skill` on a temporary HOME and database (§5.1, §10.2)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+NO_HOMES = (
+    "Error: no coding-agent homes detected (looked for ~/.claude, ~/.codex,"
+    " ~/.config/opencode); install a coding agent first, or pass --agent"
+)
+SCHEMA_MISSING = (
+    "Error: the database schema is missing or outdated; run 'cafleet setup' or"
+    " 'cafleet setup db' first"
+)
+SKILL_NAMES = ("cafleet", "cafleet-design-doc", "cafleet-research")
+SKILLS_DIR_SHOWN = {
+    "claude": "~/.claude/skills",
+    "codex": "~/.codex/skills",
+    "opencode": "~/.config/opencode/skills",
+}
+
+
+def installed_line(agent, version):
+    return (
+        f"{agent}: installed cafleet, cafleet-design-doc, cafleet-research (v{version})"
+        f" -> {SKILLS_DIR_SHOWN[agent]}"
+    )
+
+
+def assert_skill_trees(sandbox, agent, bundle_dir):
+    for name in SKILL_NAMES:
+        tree = sandbox.skills_dir(agent) / name
+        assert (tree / "SKILL.md").is_file(), tree
+        assert (tree / "SKILL.md").read_bytes() == (bundle_dir / name / "SKILL.md").read_bytes()
+        bundled = sorted(p.name for p in (bundle_dir / name).iterdir() if p.name != "__pycache__")
+        assert sorted(p.name for p in tree.iterdir()) == bundled
+
+
+# --------------------------------------------------------------------------- bare setup
+
+
+def test_bare_setup_prints_db_line_then_one_line_per_detected_home(
+    sandbox, cli_version, bundle_dir
+):
+    sandbox.make_agent_homes("claude", "opencode")
+
+    result = sandbox.run("setup")
+
+    assert result.code == 0, result
+    assert result.stderr == ""
+    assert result.lines == [
+        f"Created {sandbox.db_path} and applied migrations to head (0002).",
+        installed_line("claude", cli_version),
+        installed_line("opencode", cli_version),
+    ]
+    assert_skill_trees(sandbox, "claude", bundle_dir)
+    assert_skill_trees(sandbox, "opencode", bundle_dir)
+    assert not sandbox.agent_home("codex").exists()
+
+
+def test_bare_setup_records_one_install_row_per_home_at_the_cli_version(sandbox, cli_version):
+    sandbox.make_agent_homes("claude", "opencode")
+
+    sandbox.ok("setup")
+
+    rows = sandbox.sql("SELECT coding_agent, cafleet_version, installed_at FROM skill_installs")
+    assert sorted((agent, version) for agent, version, _ in rows) == [
+        ("claude", cli_version),
+        ("opencode", cli_version),
+    ]
+    for *_, installed_at in rows:
+        assert datetime.fromisoformat(installed_at).tzinfo is not None
+
+
+def test_bare_setup_detects_homes_in_claude_codex_opencode_order(sandbox, cli_version):
+    sandbox.make_agent_homes("opencode", "codex", "claude")
+
+    lines = sandbox.ok("setup").splitlines()
+
+    assert lines[1:] == [installed_line(a, cli_version) for a in ("claude", "codex", "opencode")]
+
+
+def test_bare_setup_twice_is_idempotent_and_refreshes_the_install_time(sandbox, cli_version):
+    sandbox.make_agent_homes("claude")
+    sandbox.ok("setup")
+    (first,) = sandbox.sql("SELECT installed_at FROM skill_installs")
+
+    second = sandbox.ok("setup")
+
+    assert second.splitlines() == [
+        "Already at head (0002); nothing to do.",
+        installed_line("claude", cli_version),
+    ]
+    (again,) = sandbox.sql("SELECT installed_at FROM skill_installs")
+    assert again >= first
+    assert sandbox.installs() == {"claude": cli_version}
+    assert sandbox.leftovers("claude") == []
+
+
+def test_bare_setup_takes_no_options(sandbox):
+    result = sandbox.run("setup", "--agent", "claude")
+
+    assert result.code == 2, result
+    assert "No such option '--agent'" in result.stderr
+    assert not sandbox.db_path.exists()
+
+
+def test_bare_setup_without_homes_creates_the_db_and_fails_the_skills_half(sandbox):
+    result = sandbox.run("setup")
+
+    assert result.code == 1, result
+    assert result.lines == [
+        f"Created {sandbox.db_path} and applied migrations to head (0002).",
+        "skills half failed: " + NO_HOMES.removeprefix("Error: "),
+    ]
+    assert result.stderr == "Error: skills half failed\n"
+    assert sandbox.installs() == {}
+
+
+# --------------------------------------------------------------------------- setup skill
+
+
+def test_setup_skill_with_explicit_agents_drops_duplicates_and_keeps_order(
+    migrated, cli_version, bundle_dir
+):
+    out = migrated.ok("setup", "skill", "--agent", "codex", "--agent", "codex", "--agent", "claude")
+
+    assert out.splitlines() == [
+        installed_line("codex", cli_version),
+        installed_line("claude", cli_version),
+    ]
+    assert_skill_trees(migrated, "codex", bundle_dir)
+    assert_skill_trees(migrated, "claude", bundle_dir)
+    assert not migrated.agent_home("opencode").exists()
+    assert migrated.installs() == {"codex": cli_version, "claude": cli_version}
+
+
+def test_setup_skill_with_explicit_agent_ignores_other_detected_homes(migrated, cli_version):
+    migrated.make_agent_homes("claude", "opencode")
+
+    out = migrated.ok("setup", "skill", "--agent", "opencode")
+
+    assert out.splitlines() == [installed_line("opencode", cli_version)]
+    assert not migrated.skills_dir("claude").exists()
+    assert migrated.installs() == {"opencode": cli_version}
+
+
+def test_setup_skill_creates_missing_homes_and_skills_dirs_for_explicit_agents(migrated):
+    assert not migrated.agent_home("opencode").exists()
+
+    migrated.ok("setup", "skill", "--agent", "opencode")
+
+    assert (migrated.home / ".config" / "opencode" / "skills" / "cafleet" / "SKILL.md").is_file()
+
+
+def test_setup_skill_rejects_an_unknown_agent_as_a_usage_error(migrated):
+    result = migrated.run("setup", "skill", "--agent", "cursor")
+
+    assert result.code == 2, result
+    assert "Invalid value for '--agent'" in result.stderr
+    assert migrated.installs() == {}
+
+
+def test_setup_skill_without_homes_or_agents_fails(migrated):
+    assert migrated.fails("setup", "skill") == NO_HOMES
+    assert list(migrated.home.iterdir()) == []
+    assert migrated.installs() == {}
+
+
+@pytest.mark.parametrize("agents", [(), ("--agent", "claude")])
+def test_setup_skill_before_setup_db_reports_the_missing_schema(sandbox, agents):
+    sandbox.make_agent_homes("claude")
+
+    assert sandbox.fails("setup", "skill", *agents) == SCHEMA_MISSING
+    assert not sandbox.skills_dir("claude").exists()
+
+
+def test_setup_skill_before_setup_db_on_an_empty_database_file(sandbox):
+    sandbox.db_path.touch()
+    sandbox.make_agent_homes("claude")
+
+    assert sandbox.fails("setup", "skill") == SCHEMA_MISSING
+    assert not sandbox.skills_dir("claude").exists()
+
+
+# --------------------------------------------------------------------------- setup db
+
+
+def test_setup_db_creates_the_parent_directory_and_uses_wal(sandbox):
+    nested = sandbox.home / "deep" / "er" / "x.db"
+
+    out = sandbox.ok("setup", "db", env={"CAFLEET_DATABASE_URL": f"sqlite:///{nested}"})
+
+    assert out == f"Created {nested} and applied migrations to head (0002).\n"
+    sandbox.db_path = nested
+    assert sandbox.sql("PRAGMA journal_mode") == [("wal",)]
+    assert sandbox.sql("SELECT version_num FROM alembic_version") == [("0002",)]
+
+
+def test_setup_group_help_does_not_touch_the_database(sandbox):
+    out = sandbox.ok("setup", "--help")
+
+    assert "db" in out
+    assert "skill" in out
+    assert not sandbox.db_path.exists()
