@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from cafleet.domain.message import Message, MessageState, MessageType
+from cafleet.domain.preview import truncated
 from cafleet.entrypoints.cli.rendering import (
     MessageRenderer,
     count_line,
@@ -14,7 +15,6 @@ from cafleet.entrypoints.cli.rendering import (
     humanize,
     labelled,
     table,
-    truncate,
 )
 
 CREATED = datetime(2026, 1, 1, 8, 0, tzinfo=UTC)
@@ -146,7 +146,7 @@ def test_full_text_shows_the_body_verbatim_including_trailing_whitespace() -> No
     ],
 )
 def test_truncate_counts_codepoints(text: str, limit: int, shown: str) -> None:
-    assert truncate(text, limit) == shown
+    assert truncated(text, limit) == shown
 
 
 def test_compact_renderings_truncate_at_the_limit() -> None:

@@ -107,6 +107,5 @@ class MemberPanes:
         if outcome.state is DeliveryState.FAILED:
             channel = "tmux send-keys" if target.backend.value == "tmux" else "herdr"
             raise Unavailable(
-                f"send failed: {channel} did not deliver {what} to pane"
-                f" {target.pane_id}."
+                f"send failed: {channel} did not deliver {what} to pane {target.pane_id}."
             )

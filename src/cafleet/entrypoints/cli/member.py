@@ -19,9 +19,9 @@ def member() -> None:
 
 
 def _description(text: str) -> str:
-    from cafleet.entrypoints.cli.rendering import truncate
+    from cafleet.domain.preview import truncated
 
-    return truncate(text, 60)
+    return truncated(text, 60)
 
 
 def member_json(view: MemberView, *, with_kind: bool = False) -> dict[str, Any]:

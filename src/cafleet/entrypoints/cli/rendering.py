@@ -9,8 +9,7 @@ from typing import Any
 
 from cafleet.domain.message import Message, MessageState, MessageType
 from cafleet.domain.placement import Placement
-
-ELLIPSIS = "…"
+from cafleet.domain.preview import truncated
 
 
 def dumps(value: Any) -> str:
@@ -19,10 +18,6 @@ def dumps(value: Any) -> str:
 
 def iso(value: datetime | None) -> str | None:
     return None if value is None else value.isoformat(timespec="microseconds")
-
-
-def truncate(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit] + ELLIPSIS
 
 
 def humanize(delta: timedelta) -> str:
@@ -84,7 +79,7 @@ class MessageRenderer:
         self.full = full
 
     def _body(self, m: Message) -> str:
-        return m.text if self.full else truncate(m.text, self._limit)
+        return m.text if self.full else truncated(m.text, self._limit)
 
     def text(self, m: Message) -> str:
         if self.full:
