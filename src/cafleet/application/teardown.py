@@ -92,8 +92,11 @@ class PaneTeardown:
             self._clock.sleep(POLL_SECONDS)
 
     def _is_gone(self, target: PushTarget) -> bool:
+        driver = self._drivers(target.backend, target.socket)
         try:
-            info = self._drivers(target.backend, target.socket).pane(target.pane_id)
+            info = driver.pane(target.pane_id)
+            if info is not None and info.dead:  # the agent left; the pane stayed (remain-on-exit)
+                driver.kill(target.pane_id)
         except CafleetError:
             return False  # cannot tell now; ask again on the next poll
         return info is None or info.dead

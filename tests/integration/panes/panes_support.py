@@ -1,0 +1,376 @@
+"""Helpers for end-to-end tests on a real tmux server with the demo agent as the coding agent.
+
+Every test gets:
+
+- a private tmux server (`tmux -L cafleet-it-<uuid> -f /dev/null`, session `main`, 220x60),
+  killed on teardown whatever happens; its first pane runs a plain shell and is the Director's;
+- a scratch HOME and a scratch SQLite file as `cafleet setup` leaves them (database and
+  skills; set up once per session, copied for each test);
+- a fleet created from that first pane (`fleet create --name t --coding-agent custom`).
+
+The CLI runs as a subprocess with exactly the environment a process in the Director's pane
+would have (TMUX=<socket>,0,0, TMUX_PANE=<pane>), nothing from the outer shell's CAFLEET_*
+variables, and CAFLEET_SUBMIT_DELAY_CUSTOM=0.05 to keep pushes fast. Members run
+`python -m cafleet.demo_agent` with the interpreter running the tests; each member gets its
+own CAFLEET_DEMO_LOG file (member panes inherit the caller's CAFLEET_* variables), which the
+tests read to see exactly what the agent received.
+
+Waiting is done by polling with a deadline, never by fixed sleeps.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shlex
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple, TypeVar
+
+TMUX = shutil.which("tmux")
+DEMO_AGENT = [sys.executable, "-m", "cafleet.demo_agent"]
+SUBMIT_DELAY = "0.05"
+# Shell names of the agent check (spec §7.3): a pane showing one of these is not an agent.
+SHELL_NAMES = frozenset({
+    "sh", "bash", "zsh", "fish", "dash", "ksh", "mksh", "ash", "tcsh", "csh",
+    "nu", "xonsh", "elvish", "pwsh", "busybox", "login",
+})  # fmt: skip
+DEADLINE = 30.0
+STEP = 0.05
+
+T = TypeVar("T")
+
+
+def cafleet_command() -> list[str]:
+    """The virtualenv's console script when there is one, else `python -m cafleet`."""
+    found = shutil.which("cafleet", path=str(Path(sys.executable).parent))
+    return [found] if found else [sys.executable, "-m", "cafleet"]
+
+
+CAFLEET = cafleet_command()
+
+
+def wait_until(probe: Callable[[], T | None], what: str, timeout: float = DEADLINE) -> T:
+    """Call `probe` until it returns something other than None or False; fail at the deadline."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = probe()
+        if value is not None and value is not False:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+        time.sleep(STEP)
+
+
+def clean_environment(**extra: str) -> dict[str, str]:
+    """os.environ without CAFLEET_*, HERDR_*, tmux client and XDG runtime variables."""
+    dropped = ("TMUX", "TMUX_PANE", "XDG_RUNTIME_DIR")
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("CAFLEET_", "HERDR_")) and key not in dropped
+    }
+    env.update(extra)
+    return env
+
+
+class Result(NamedTuple):
+    code: int
+    stdout: str
+    stderr: str
+
+
+# --------------------------------------------------------------------------- tmux
+
+
+class Tmux:
+    """One private tmux server; `run` talks to it by name, like a user would."""
+
+    def __init__(self, binary: str, home: Path) -> None:
+        self.binary = binary
+        self.name = f"cafleet-it-{uuid.uuid4().hex}"
+        self._env = clean_environment(HOME=str(home))
+        self._cwd = home
+        self.run("new-session", "-d", "-s", "main", "-x", "220", "-y", "60")
+        self.socket = self.run("display-message", "-p", "#{socket_path}")
+        self.first_pane = self.run("display-message", "-p", "-t", "main", "#{pane_id}")
+        self.window = self.run("display-message", "-p", "-t", "main", "#{window_id}")
+
+    def run(self, *args: str, check: bool = True) -> str:
+        done = subprocess.run(
+            [self.binary, "-L", self.name, "-f", "/dev/null", *args],
+            env=self._env,
+            cwd=self._cwd,
+            capture_output=True,
+            text=True,
+            timeout=15,
+            check=False,
+        )
+        if check and done.returncode != 0:
+            raise AssertionError(f"tmux {shlex.join(args)} failed: {done.stderr.strip()}")
+        return done.stdout.strip()
+
+    def panes(self) -> dict[str, dict[str, str]]:
+        """Every pane of the server: id -> left, top, width, height, command, pid."""
+        fields = ("left", "top", "width", "height", "command", "pid")
+        listing = self.run(
+            "list-panes",
+            "-a",
+            "-F",
+            "#{pane_id}\t#{pane_left}\t#{pane_top}\t#{pane_width}\t#{pane_height}"
+            "\t#{pane_current_command}\t#{pane_pid}",
+        )
+        rows = [line.split("\t") for line in listing.splitlines() if line]
+        return {row[0]: dict(zip(fields, row[1:], strict=True)) for row in rows}
+
+    def capture(self, pane: str) -> str:
+        return self.run("capture-pane", "-p", "-t", pane)
+
+    def kill(self) -> None:
+        subprocess.run(
+            [self.binary, "-L", self.name, "kill-server"],
+            env=self._env,
+            capture_output=True,
+            timeout=15,
+            check=False,
+        )
+        with contextlib.suppress(OSError):  # a killed server may leave its socket file
+            Path(self.socket).unlink(missing_ok=True)
+
+
+# --------------------------------------------------------------------------- members
+
+
+@dataclass
+class Member:
+    agent_id: int
+    name: str
+    pane: str
+    log: Path | None
+    created: Result
+
+    def events(self) -> list[dict[str, Any]]:
+        """The demo agent's JSON-lines log so far (a partly written last line is ignored)."""
+        if self.log is None or not self.log.exists():
+            return []
+        found = []
+        for line in self.log.read_text(encoding="utf-8").splitlines():
+            try:
+                found.append(json.loads(line))
+            except ValueError:
+                continue
+        return found
+
+    def submits(self) -> list[str]:
+        return [e["text"] for e in self.events() if e["event"] == "submit"]
+
+    def count(self, event: str) -> int:
+        return sum(1 for e in self.events() if e["event"] == event)
+
+    def wait_for(
+        self,
+        match: Callable[[dict[str, Any]], bool],
+        what: str,
+        count: int = 1,
+        timeout: float = DEADLINE,
+    ) -> list[dict[str, Any]]:
+        """Wait until at least `count` logged events satisfy `match`; return them all."""
+
+        def probe() -> list[dict[str, Any]] | None:
+            hits = [e for e in self.events() if match(e)]
+            return hits if len(hits) >= count else None
+
+        return wait_until(probe, f"{what} in the log of {self.name}", timeout)
+
+    def wait_event(self, event: str, count: int = 1, timeout: float = DEADLINE) -> None:
+        self.wait_for(lambda e: e["event"] == event, f"{count}x {event!r}", count, timeout)
+
+
+# --------------------------------------------------------------------------- the fleet
+
+
+@dataclass
+class PaneFleet:
+    """A fleet whose Director is the first pane of a private tmux server."""
+
+    tmp: Path
+    home: Path
+    db_path: Path
+    tmux: Tmux
+    env: dict[str, str]
+    fleet_id: int = 0
+    director: int = 0
+    admin: int = 0
+    members: list[Member] = field(default_factory=list)
+
+    @property
+    def director_pane(self) -> str:
+        return self.tmux.first_pane
+
+    # -- running the CLI
+
+    def environment(self, overrides: Mapping[str, str | None] | None = None) -> dict[str, str]:
+        env = dict(self.env)
+        for key, value in (overrides or {}).items():
+            if value is None:
+                env.pop(key, None)
+            else:
+                env[key] = value
+        return env
+
+    def run(
+        self,
+        *args: str,
+        env: Mapping[str, str | None] | None = None,
+        cwd: Path | None = None,
+        timeout: float = 120,
+    ) -> Result:
+        done = subprocess.run(
+            [*CAFLEET, *args],
+            env=self.environment(env),
+            cwd=cwd or self.tmp,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+        )
+        result = Result(
+            done.returncode,
+            done.stdout.decode("utf-8", errors="replace"),
+            done.stderr.decode("utf-8", errors="replace"),
+        )
+        assert "Traceback" not in result.stderr, result.stderr
+        return result
+
+    def ok(self, *args: str, **kwargs: Any) -> str:
+        """Run; insist on exit 0 and an empty stderr; return stdout."""
+        result = self.run(*args, **kwargs)
+        assert result.code == 0, result
+        assert result.stderr == "", result
+        return result.stdout
+
+    def json(self, *args: str, **kwargs: Any) -> Any:
+        return json.loads(self.ok("--json", *args, **kwargs))
+
+    def target(self, member_id: int) -> tuple[str, ...]:
+        """`--fleet-id F --member-id M` for the member verbs."""
+        return ("--fleet-id", str(self.fleet_id), "--member-id", str(member_id))
+
+    def wait_screen(self, pane: str, needle: str, timeout: float = DEADLINE) -> str:
+        """Wait until a capture of `pane` contains `needle`; return that capture."""
+
+        def probe() -> str | None:
+            screen = self.tmux.capture(pane)
+            return screen if needle in screen else None
+
+        return wait_until(probe, f"{needle!r} on the screen of {pane}", timeout)
+
+    def popen(
+        self, *args: str, env: Mapping[str, str | None] | None = None
+    ) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [*CAFLEET, *args],
+            env=self.environment(env),
+            cwd=self.tmp,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    def send(
+        self, sender: int, to: int, text: str, env: Mapping[str, str | None] | None = None
+    ) -> dict[str, Any]:
+        """`cafleet --json message send`; returns its JSON object."""
+        result: dict[str, Any] = self.json(
+            "message",
+            "send",
+            "--fleet-id",
+            str(self.fleet_id),
+            "--agent-id",
+            str(sender),
+            "--to",
+            str(to),
+            "--text",
+            text,
+            env=env,
+        )
+        return result
+
+    # -- members
+
+    def create_member(
+        self,
+        name: str,
+        *agent_flags: str,
+        agent_argv: Sequence[str] | None = None,
+        prompt: str = "You are a demo member.",
+        env: Mapping[str, str | None] | None = None,
+        cwd: Path | None = None,
+        wait_ready: bool = True,
+        demo: bool | None = None,
+    ) -> Member:
+        """`member create --coding-agent custom` running the demo agent (or `agent_argv`).
+
+        A demo agent (`demo`, by default when no `agent_argv` is given) gets its own log file;
+        `wait_ready` waits for its `ready` event so that nothing is typed before it has put the
+        terminal in raw mode.
+        """
+        argv = list(agent_argv) if agent_argv is not None else [*DEMO_AGENT, *agent_flags]
+        demo = agent_argv is None if demo is None else demo
+        log = self.tmp / f"{name}.jsonl" if demo else None
+        overrides: dict[str, str | None] = dict(env or {})
+        if log is not None:
+            overrides["CAFLEET_DEMO_LOG"] = str(log)
+        result = self.run(
+            "member",
+            "create",
+            "--fleet-id",
+            str(self.fleet_id),
+            "--agent-id",
+            str(self.director),
+            "--name",
+            name,
+            "--description",
+            f"{name} (end-to-end test member)",
+            "--coding-agent",
+            "custom",
+            "--agent-command",
+            shlex.join(argv),
+            "--text",
+            prompt,
+            env=overrides,
+            cwd=cwd,
+        )
+        assert result.code == 0, result
+        assert result.stderr == "", result
+        agent_id, shown_name, backend, pane = result.stdout.split()
+        assert backend == "backend=custom", result
+        member = Member(int(agent_id), shown_name, pane.removeprefix("pane="), log, result)
+        self.members.append(member)
+        if wait_ready and log is not None:
+            member.wait_event("ready")
+        return member
+
+    # -- the database, read directly
+
+    def rows(self, sql: str, *params: Any) -> list[sqlite3.Row]:
+        conn = sqlite3.connect(self.db_path, timeout=30)
+        conn.row_factory = sqlite3.Row
+        try:
+            return list(conn.execute(sql, params))
+        finally:
+            conn.close()
+
+    def delivery(self, task_id: int) -> sqlite3.Row:
+        rows = self.rows("SELECT * FROM deliveries WHERE task_id = ?", task_id)
+        assert len(rows) == 1, [tuple(r) for r in rows]
+        return rows[0]

@@ -1,0 +1,173 @@
+"""`member create` on a real tmux server: the pane, what the child process got, the layout."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+from panes_support import DEMO_AGENT, PaneFleet, wait_until
+
+pytestmark = pytest.mark.tmux
+
+PROMPT = (
+    "You are member {agent_id} of fleet {fleet_id}; your Director is {director_agent_id}.\n"
+    "Second line of the prompt."
+)
+
+
+def parse_env(text: str) -> dict[str, str]:
+    env = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition("=")
+        if sep:
+            env[key] = value
+    return env
+
+
+def exec_to_file(fleet: PaneFleet, member_id: int, command: str, target: Path) -> str:
+    """`member exec` a command whose output lands atomically in `target`; return its text."""
+    partial = target.with_suffix(".partial")
+    line = f"{command} > {shlex.quote(str(partial))} && mv {shlex.quote(str(partial))} "
+    line += shlex.quote(str(target))
+    fleet.ok(
+        "member", "exec", "--fleet-id", str(fleet.fleet_id), "--member-id", str(member_id), line
+    )
+    wait_until(target.exists, f"{target.name} written by the member's shell")
+    return target.read_text()
+
+
+def test_member_create_spawns_a_pane_with_argv_env_and_cwd(pane_fleet: PaneFleet) -> None:
+    fleet = pane_fleet
+    work = fleet.tmp / "work"
+    work.mkdir()
+    # A relative database URL on purpose: the member must get it with an absolute path.
+    # Stale identity variables in the caller must not reach the member: the four identity
+    # variables always win over what the caller has.
+    member = fleet.create_member(
+        "worker",
+        prompt=PROMPT,
+        env={
+            "CAFLEET_DATABASE_URL": "sqlite:///../cafleet.db",
+            "CAFLEET_FLEET_ID": "999",
+            "CAFLEET_AGENT_ID": "998",
+            "CAFLEET_MULTIPLEXER": "herdr",
+        },
+        cwd=work,
+    )
+
+    assert re.fullmatch(r"(\d+) worker backend=custom pane=(%\d+)\n", member.created.stdout)
+    panes = fleet.tmux.panes()
+    assert member.pane in panes
+    assert set(panes) == {fleet.director_pane, member.pane}
+
+    # argv: the template words, then the prompt with its placeholders substituted, as one word.
+    rendered = (
+        f"You are member {member.agent_id} of fleet {fleet.fleet_id}; your Director is"
+        f" {fleet.director}.\nSecond line of the prompt."
+    )
+    pid = panes[member.pane]["pid"]
+    cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")[:-1]
+    assert cmdline == [*DEMO_AGENT, rendered]
+    assert panes[member.pane]["command"] == Path(sys.executable).name
+
+    # The agent started with its identity and shows the first line of its prompt.
+    assert member.events()[0] == {
+        "event": "ready",
+        "fleet_id": fleet.fleet_id,
+        "agent_id": member.agent_id,
+    }
+    screen = fleet.wait_screen(member.pane, "your Director is")
+    assert f"cafleet demo agent {member.agent_id} ready" in screen
+    assert rendered.splitlines()[0] in screen
+    assert "Second line" not in screen  # only the prompt's first line is shown
+
+    # Environment and working directory, as seen by a shell command the agent runs.
+    env = parse_env(exec_to_file(fleet, member.agent_id, "env", fleet.tmp / "member.env"))
+    assert env["CAFLEET_FLEET_ID"] == str(fleet.fleet_id)
+    assert env["CAFLEET_AGENT_ID"] == str(member.agent_id)
+    assert env["CAFLEET_MULTIPLEXER"] == "tmux"
+    url = env["CAFLEET_DATABASE_URL"]
+    assert url.startswith("sqlite:////"), url
+    assert Path(url.removeprefix("sqlite:///")).resolve() == fleet.db_path.resolve()
+    # The caller's other CAFLEET_* settings travel with the member.
+    assert env["CAFLEET_SUBMIT_DELAY_CUSTOM"] == "0.05"
+    assert env["CAFLEET_DEMO_LOG"] == str(member.log)
+    assert env["PATH"] == os.environ["PATH"]
+
+    pwd = exec_to_file(fleet, member.agent_id, "pwd", fleet.tmp / "member.pwd").strip()
+    assert os.path.realpath(pwd) == os.path.realpath(work)
+
+    # What `member create` recorded.
+    [placement] = fleet.rows("SELECT * FROM agent_placements WHERE agent_id = ?", member.agent_id)
+    assert placement["director_agent_id"] == fleet.director
+    assert placement["mux_pane_id"] == member.pane
+    assert placement["mux_socket"] == fleet.tmux.socket
+    assert Path(sys.executable).name in placement["agent_commands"].split(",")
+
+
+def test_director_keeps_the_left_column_and_members_stack_newest_on_top(
+    pane_fleet: PaneFleet,
+) -> None:
+    fleet = pane_fleet
+    first = fleet.create_member("first", wait_ready=False)
+    second = fleet.create_member("second", wait_ready=False)
+
+    panes = fleet.tmux.panes()
+    assert set(panes) == {fleet.director_pane, first.pane, second.pane}
+    director = panes[fleet.director_pane]
+    assert director["left"] == "0"
+    assert director["top"] == "0"
+    assert director["height"] == "60"  # main-vertical: the full height of the window
+    column = int(director["width"]) + 1  # one column of border
+    for member in (first, second):
+        assert int(panes[member.pane]["left"]) == column
+    assert panes[second.pane]["top"] == "0"  # newest on top
+    assert int(panes[first.pane]["top"]) > 0
+
+    # Removing a member re-applies the layout: the survivor takes the whole right column.
+    fleet.ok(
+        "member",
+        "delete",
+        "--fleet-id",
+        str(fleet.fleet_id),
+        "--member-id",
+        str(second.agent_id),
+        "--force",
+    )
+    panes = fleet.tmux.panes()
+    assert set(panes) == {fleet.director_pane, first.pane}
+    assert panes[fleet.director_pane]["left"] == "0"
+    assert panes[first.pane]["top"] == "0"
+    assert panes[first.pane]["height"] == "60"
+
+
+def test_the_documented_console_script_command_is_recognised_as_the_agent(
+    pane_fleet: PaneFleet,
+) -> None:
+    fleet = pane_fleet
+    scripts = Path(sys.executable).parent
+    if not (scripts / "cafleet-demo-agent").exists():
+        pytest.skip("the cafleet-demo-agent console script is not installed next to python")
+    path = os.pathsep.join([str(scripts), os.environ.get("PATH", "")])
+    # The template of the spec's example; the script starts through its shebang, so tmux
+    # shows the interpreter, which `member create` must accept as well.
+    member = fleet.create_member(
+        "scripted",
+        agent_argv=["cafleet-demo-agent", "--rounds", "1"],
+        demo=True,
+        env={"PATH": path},
+    )
+    [placement] = fleet.rows(
+        "SELECT agent_commands FROM agent_placements WHERE agent_id = ?", member.agent_id
+    )
+    accepted = placement["agent_commands"].split(",")
+    assert accepted[0] == "cafleet-demo-agent"
+    assert fleet.tmux.panes()[member.pane]["command"] in accepted
+
+    sent = fleet.send(fleet.director, member.agent_id, "hello script")
+    assert sent["notification"]["state"] == "sent"
+    member.wait_event("ack")
