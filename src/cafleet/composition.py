@@ -125,13 +125,20 @@ class Components:
         return SkillsService(self.uow, self.clock, FilesystemSkillInstaller(home), __version__)
 
     def require_current_skills(self) -> None:
-        """The gate in front of team commands; a missing database means nothing installed."""
-        from cafleet.domain.errors import Invalid, SchemaMissing
+        """The gate in front of team commands; a missing database means nothing installed.
+
+        It reads the install records directly: building the installer would import file
+        copying machinery that a hot command never uses."""
+        from cafleet import __version__
+        from cafleet.domain.errors import SchemaMissing
+        from cafleet.domain.skills import require_current
 
         try:
-            self.skills().require_current()
+            with self.uow() as uow:
+                installs = uow.installs.list()
         except SchemaMissing:
-            raise Invalid("no skills install is recorded; run 'cafleet setup' first") from None
+            installs = []
+        require_current(installs, __version__)
 
     def member_spawner(self) -> MemberSpawner:
         from pathlib import Path

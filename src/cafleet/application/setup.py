@@ -9,7 +9,7 @@ from pathlib import Path
 
 from cafleet.application.ports import Clock, SkillInstaller, UnitOfWorkFactory
 from cafleet.domain.errors import Invalid
-from cafleet.domain.skills import SKILL_NAMES, SkillHome, SkillInstall, require_current
+from cafleet.domain.skills import SKILL_NAMES, SkillHome, SkillInstall
 
 NO_HOMES = (
     "no coding-agent homes detected (looked for ~/.claude, ~/.codex,"
@@ -63,12 +63,6 @@ class SkillsService:
     def installs(self) -> list[SkillInstall]:
         with self._uow() as uow:
             return uow.installs.list()
-
-    def require_current(self) -> None:
-        """Refuse to run team commands until the recorded skills match this version."""
-        with self._uow() as uow:
-            installs = uow.installs.list()
-        require_current(installs, self._version)
 
     def pending_deliveries(self, older_than: timedelta = timedelta(seconds=60)) -> int:
         """Deliveries still pending long after their message was stored (a crashed push)."""
