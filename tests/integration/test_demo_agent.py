@@ -448,6 +448,7 @@ def test_ping_pong_against_a_real_database(
         return done.stdout
 
     cafleet("setup", "db")
+    cafleet("setup", "skill", "--agent", "claude")  # team commands need a skills install
     # The fleet's Director placement is the `keep` pane (a shell, so no preview is typed
     # there); the demo agent runs as that Director in a pane of its own.
     fleet = json.loads(
