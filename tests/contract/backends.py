@@ -1,9 +1,10 @@
-"""The two PaneDriver backends the contract runs against, behind one observation interface.
+"""The PaneDriver backends the contract runs against, behind one observation interface.
 
 `FakeBackend` wraps the in-memory FakePaneDriver; `TmuxBackend` wraps TmuxPaneDriver on a
-private tmux server. Each can start the same kinds of panes (a recording agent, a screen
-printer, a launch recorder, a dead pane) and report what those panes observed, so every
-contract case is written once and holds for both.
+private tmux server; `HerdrBackend` wraps HerdrPaneDriver on the fake herdr server of
+tests/fakes in pty mode (real shells and programs in its panes). Each can start the same
+kinds of panes (a recording agent, a screen printer, a launch recorder, a dead pane) and
+report what those panes observed, so every contract case is written once and holds for all.
 """
 
 from __future__ import annotations
@@ -19,9 +20,18 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from cafleet.adapters.fake.pane_driver import FakePaneDriver
+from cafleet.adapters.herdr.driver import HerdrPaneDriver
 from cafleet.adapters.tmux.driver import TmuxPaneDriver
 from cafleet.application.ports import PaneDriver
 from cafleet.domain.panes import strip_ansi
+
+# tests/fakes is imported by its package path from the repository root (pytest's importlib
+# mode does not put it on sys.path)
+_ROOT = str(Path(__file__).resolve().parents[2])
+if _ROOT not in sys.path:
+    sys.path.insert(0, _ROOT)
+
+from tests.fakes.herdr_server import FakeHerdrServer  # noqa: E402
 
 T = TypeVar("T")
 
@@ -293,5 +303,97 @@ class TmuxBackend:
         Path(self.socket).unlink(missing_ok=True)  # tmux leaves the socket file behind
 
 
+class HerdrBackend:
+    name = "herdr"
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("CAFLEET_", "HERDR_")) and k not in ("TMUX", "TMUX_PANE")
+        }
+        self.server = FakeHerdrServer(pty=True, env=env).start(cwd=str(workdir))
+        self.anchor = self.server.root_pane
+        launches = workdir / "launch"
+        launches.mkdir(mode=0o700, exist_ok=True)
+        self.launches = launches
+        self.herdr_driver = HerdrPaneDriver(self.server.socket_path, launch_dir=lambda: launches)
+        self.driver: PaneDriver = self.herdr_driver
+        self._logs: dict[str, Path] = {}
+
+    def spawn_agent(self) -> str:
+        log = self.workdir / f"agent-{uuid.uuid4().hex}.jsonl"
+        env = {**AGENT_ENV, "CAFLEET_DEMO_LOG": str(log)}
+        pane_id = self.driver.spawn(self.anchor, AGENT_ARGV, env, str(self.workdir))
+        self._logs[pane_id] = log
+        wait_for(lambda: self._events(pane_id, "ready"), f"demo agent in {pane_id} to start")
+        # herdr brackets a paste only once the program has asked for bracketed paste
+        wait_for(lambda: self.server.bracketed(pane_id), f"bracketed paste in {pane_id}")
+        return pane_id
+
+    def _events(self, pane_id: str, kind: str) -> list[dict[str, Any]]:
+        log = self._logs[pane_id]
+        if not log.exists():
+            return []
+        lines = log.read_text(encoding="utf-8").splitlines()
+        events = [json.loads(line) for line in lines if line.strip()]
+        return [e for e in events if e.get("event") == kind]
+
+    def _wait_events(self, pane_id: str, kind: str, at_least: int) -> list[dict[str, Any]]:
+        def enough() -> list[dict[str, Any]] | None:
+            events = self._events(pane_id, kind)
+            return events if len(events) >= at_least else None
+
+        return wait_for(enough, f"{at_least} {kind} event(s) in {pane_id}")
+
+    def submissions(self, pane_id: str, at_least: int) -> list[str]:
+        return [e["text"] for e in self._wait_events(pane_id, "submit", at_least)]
+
+    def escapes(self, pane_id: str, at_least: int) -> int:
+        return len(self._wait_events(pane_id, "esc", at_least))
+
+    def spawn_printer(self, lines: Sequence[str]) -> str:
+        marker = self.workdir / f"printed-{uuid.uuid4().hex}"
+        argv = [sys.executable, "-c", SCREEN_PRINTER, str(marker), json.dumps(list(lines))]
+        pane_id = self.driver.spawn(self.anchor, argv, {}, str(self.workdir))
+        wait_for(marker.exists, f"the printer in {pane_id} to finish")
+        last = strip_ansi(next((line for line in reversed(lines) if line.strip()), ""))
+        wait_for(
+            lambda: last in self.server.screen_text(pane_id), f"{last!r} on the screen of {pane_id}"
+        )
+        return pane_id
+
+    def recorder_argv(self, *extra: str) -> list[str]:
+        report = self.workdir / f"launch-{uuid.uuid4().hex}.json"
+        return [sys.executable, "-c", LAUNCH_RECORDER, str(report), *extra]
+
+    def launched(self, pane_id: str, argv: Sequence[str]) -> dict[str, Any]:
+        report = Path(argv[3])
+        wait_for(report.exists, f"the launch report of {pane_id}")
+        data: dict[str, Any] = json.loads(report.read_text(encoding="utf-8"))
+        return data
+
+    def spawn_dead(self) -> str:
+        """herdr closes a pane whose process ended, so a "dead" pane is simply gone."""
+        trigger = self.workdir / f"exit-{uuid.uuid4().hex}"
+        argv = [sys.executable, "-c", EXIT_ON_SIGNAL_FILE, str(trigger)]
+        pane_id = self.driver.spawn(self.anchor, argv, {}, str(self.workdir))
+        trigger.touch()
+        wait_for(lambda: not self.server.has_pane(pane_id), f"{pane_id} to close")
+        return pane_id
+
+    def calls(self) -> int:
+        return len(self.server.request_log())
+
+    def stop_server(self) -> None:
+        self.server.stop()
+
+    def close(self) -> None:
+        self.server.stop()
+
+
 def make_backend(name: str, workdir: Path) -> Backend:
+    if name == "herdr":
+        return HerdrBackend(workdir)
     return FakeBackend(workdir) if name == "fake" else TmuxBackend(workdir)

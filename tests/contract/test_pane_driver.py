@@ -1,4 +1,5 @@
-"""The PaneDriver contract: every case runs against the fake and against real tmux.
+"""The PaneDriver contract: every case runs against the fake, real tmux and herdr (the herdr
+driver against the fake herdr server).
 
 Observations go through the backend harness (backends.py): what a recording agent received
 as submissions and Esc keys, what a launched program saw, what a pane shows. The driver
@@ -295,6 +296,7 @@ def test_kill_leaves_the_other_panes_alone(backend: Backend) -> None:
     assert set(backend.driver.list_panes()) == {backend.anchor, kept}
 
 
+@pytest.mark.backend_skip("herdr", reason="herdr closes a pane whose process ended")
 def test_dead_pane_is_reported_dead_and_can_be_killed(backend: Backend) -> None:
     pane_id = backend.spawn_dead()
 
@@ -319,6 +321,9 @@ def test_list_panes_covers_every_pane_in_one_call(backend: Backend) -> None:
     assert not any(info.dead for info in panes.values())
 
 
+@pytest.mark.backend_skip(
+    "herdr", reason="pane.list carries no foreground command; pane() asks process_info"
+)
 def test_list_panes_reports_foreground_commands(backend: Backend) -> None:
     pane_id = backend.spawn_agent()
 
@@ -379,4 +384,4 @@ def test_an_unreachable_server_is_unavailable_not_gone(backend: Backend, operati
         operation(backend.driver, pane_id)  # type: ignore[operator]
 
     assert not isinstance(raised.value, PaneGone)
-    assert raised.value.message.startswith("cannot reach the tmux server")
+    assert raised.value.message.startswith(f"cannot reach the {backend.driver.backend} server")

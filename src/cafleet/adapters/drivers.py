@@ -2,17 +2,37 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from cafleet.adapters.herdr.client import socket_path
+from cafleet.adapters.herdr.driver import HerdrPaneDriver
+from cafleet.adapters.pane_locks import runtime_directory
 from cafleet.adapters.tmux.driver import TmuxPaneDriver
 from cafleet.application.ports import PaneDriver, PaneDrivers
-from cafleet.domain.errors import Unavailable
 from cafleet.domain.placement import Multiplexer
 
 
 class SystemPaneDrivers(PaneDrivers):
-    def __init__(self) -> None:
+    """One driver per server. A placement without a recorded socket (an upstream row) uses
+    the multiplexer's default server: tmux without -S, herdr by the rules of §7.2."""
+
+    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+        self._env = os.environ if env is None else env
         self._tmux: dict[str | None, TmuxPaneDriver] = {}
+        self._herdr: dict[str, HerdrPaneDriver] = {}
 
     def __call__(self, backend: Multiplexer, socket: str | None) -> PaneDriver:
         if backend is Multiplexer.TMUX:
             return self._tmux.setdefault(socket, TmuxPaneDriver(socket))
-        raise Unavailable("herdr is not supported by this version of cafleet yet")
+        path = socket or socket_path(self._env)
+        driver = self._herdr.get(path)
+        if driver is None:
+            driver = self._herdr.setdefault(
+                path, HerdrPaneDriver(path, launch_dir=self._launch_dir)
+            )
+        return driver
+
+    def _launch_dir(self) -> Path:
+        return runtime_directory(self._env)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from cafleet.adapters.herdr.locator import HerdrPaneLocator
 from cafleet.adapters.tmux.locator import TmuxPaneLocator
 from cafleet.application.ports import PaneLocator
-from cafleet.domain.errors import Unavailable
 from cafleet.domain.multiplexer import resolve_multiplexer
 from cafleet.domain.placement import Multiplexer, PaneLocation
 
@@ -18,4 +18,4 @@ class EnvironmentPaneLocator(PaneLocator):
     def current_pane(self) -> PaneLocation:
         if resolve_multiplexer(self._env) is Multiplexer.TMUX:
             return TmuxPaneLocator(self._env).current_pane()
-        raise Unavailable("herdr is not supported by this version of cafleet yet")
+        return HerdrPaneLocator(self._env).current_pane()

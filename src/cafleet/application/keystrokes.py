@@ -82,7 +82,9 @@ class KeystrokeSender:
         try:
             driver = self._drivers(target.backend, target.socket)
             with self._locks.hold(lock_key(target), SEND_LOCK_TIMEOUT_SECONDS):
-                problem = agent_check(driver.pane(pane), self.accepted_commands(target))
+                problem = agent_check(
+                    driver.pane(pane), self.accepted_commands(target), target.coding_agent.value
+                )
                 if problem is not None:
                     return PushOutcome.skipped(problem, transport, pane)
                 if keys.esc_first:

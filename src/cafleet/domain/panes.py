@@ -22,11 +22,16 @@ class Key(StrEnum):
 
 @dataclass(frozen=True)
 class PaneInfo:
-    """One pane as the multiplexer reports it: alive or dead, and what runs in front."""
+    """One pane as the multiplexer reports it: alive or dead, and what runs in front.
+
+    `command` is empty when the multiplexer cannot tell. `agent` is the coding agent the
+    multiplexer itself detected in the pane (herdr only; None when unknown).
+    """
 
     pane_id: str
     dead: bool
     command: str
+    agent: str | None = None
 
 
 class PaneGone(NotFound):
@@ -52,11 +57,21 @@ def is_shell(command: str) -> bool:
     return os.path.basename(command).lstrip("-") in SHELL_NAMES
 
 
-def agent_check(info: PaneInfo | None, accepted: tuple[str, ...]) -> str | None:
-    """None when the pane may be typed into, else the skip reason (§7.3 tests A and B)."""
+def agent_check(
+    info: PaneInfo | None, accepted: tuple[str, ...], coding_agent: str | None = None
+) -> str | None:
+    """None when the pane may be typed into, else the skip reason (§7.3 tests A and B).
+
+    A multiplexer that detected `coding_agent` itself (herdr) passes the pane; otherwise the
+    foreground command decides, and an unknown one gives `agent-not-detected`.
+    """
     if info is None or info.dead:
         return "pane-gone"
+    if coding_agent and info.agent and info.agent.lower() == coding_agent.lower():
+        return None
     command = os.path.basename(info.command).lstrip("-")
+    if not command:
+        return "agent-not-detected"
     if is_shell(command) or (accepted and command not in accepted):
-        return f"not-agent:{command or '?'}"
+        return f"not-agent:{command}"
     return None

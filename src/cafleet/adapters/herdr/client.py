@@ -1,0 +1,209 @@
+"""HerdrClient: herdr's socket API with the standard library only.
+
+The wire format is newline-delimited JSON with one request per connection: connect, send one
+line, read one line, close. Requests are at most 1 MiB; every call has a 5 s timeout. The
+first call to a server in this process is preceded by a `ping` (on its own connection); a
+server older than the protocol we were tested with gets one warning on stderr, newer ones
+are accepted. Unknown fields in results are ignored.
+
+Errors: `pane_not_found` raises PaneGone (naming the pane of the request); any other error
+envelope raises HerdrRequestFailed (an Unavailable with the code kept for callers); a
+socket that cannot be reached raises Unavailable
+(`cannot reach the herdr server at <socket>: <reason>`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import socket
+import sys
+import threading
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from cafleet.domain.errors import Unavailable
+from cafleet.domain.panes import PaneGone
+
+TESTED_PROTOCOL = 20
+TIMEOUT_SECONDS = 5.0
+MAX_REQUEST_BYTES = 1024 * 1024
+_READ_CHUNK = 64 * 1024
+_PANE_PARAMS = ("pane_id", "target_pane_id", "caller_pane_id")
+
+_ids = itertools.count(1)
+_pinged: set[str] = set()  # sockets already pinged by this process
+_warned: set[str] = set()  # sockets already warned about
+_guard = threading.Lock()
+
+
+def socket_path(env: Mapping[str, str]) -> str:
+    """The herdr server socket named by the environment (spec §7.2).
+
+    HERDR_SOCKET_PATH; else HERDR_SESSION -> ~/.config/herdr/sessions/<name>/herdr.sock;
+    else ~/.config/herdr/herdr.sock.
+    """
+    explicit = env.get("HERDR_SOCKET_PATH")
+    if explicit:
+        return explicit
+    home = Path(env.get("HOME") or Path.home())
+    config = home / ".config" / "herdr"
+    session = env.get("HERDR_SESSION")
+    if session:
+        return str(config / "sessions" / session / "herdr.sock")
+    return str(config / "herdr.sock")
+
+
+class HerdrRequestFailed(Unavailable):
+    """The server answered with an error envelope other than pane_not_found."""
+
+    def __init__(self, method: str, code: str, message: str) -> None:
+        super().__init__(f"herdr {method} failed: {code}: {message}")
+        self.method = method
+        self.code = code
+
+
+class HerdrClient:
+    def __init__(
+        self,
+        socket: str,
+        *,
+        timeout: float = TIMEOUT_SECONDS,
+        warn: Callable[[str], None] | None = None,
+    ) -> None:
+        self.socket = socket
+        self._timeout = timeout
+        self._warn = warn or _stderr
+
+    def call(self, method: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The `result` object of one request (its `type` included)."""
+        self._ensure_pinged()
+        return self.request(method, params or {})
+
+    def request(self, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        """One request on a fresh connection, without the once-per-process ping."""
+        line = json.dumps(
+            {"id": str(next(_ids)), "method": method, "params": dict(params)},
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
+        data = (line + "\n").encode()
+        if len(data) > MAX_REQUEST_BYTES:
+            raise Unavailable(
+                f"herdr {method} failed: the request is {len(data)} bytes;"
+                f" the server accepts at most {MAX_REQUEST_BYTES}"
+            )
+        reply = self._exchange(method, data)
+        try:
+            message = json.loads(reply)
+        except ValueError:
+            raise Unavailable(f"herdr {method} failed: the reply is not JSON") from None
+        if not isinstance(message, dict):
+            raise Unavailable(f"herdr {method} failed: the reply is not a JSON object")
+        error = message.get("error")
+        if error is not None:
+            code, text = _error_fields(error)
+            if code == "pane_not_found":
+                raise PaneGone(_target_pane(params))
+            raise HerdrRequestFailed(method, code, text)
+        result = message.get("result")
+        if not isinstance(result, dict):
+            raise Unavailable(f"herdr {method} failed: the reply has no result")
+        return result
+
+    def _exchange(self, method: str, data: bytes) -> bytes:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            conn.settimeout(self._timeout)
+            try:
+                conn.connect(self.socket)
+            except OSError as exc:
+                raise Unavailable(
+                    f"cannot reach the herdr server at {self.socket}: {_reason(exc)}"
+                ) from None
+            try:
+                conn.sendall(data)
+                return _read_line(conn, method)
+            except TimeoutError:
+                raise Unavailable(f"herdr {method} timed out after {self._timeout:g}s") from None
+            except OSError as exc:
+                raise Unavailable(f"herdr {method} failed: {_reason(exc)}") from None
+        finally:
+            conn.close()
+
+    def _ensure_pinged(self) -> None:
+        with _guard:
+            if self.socket in _pinged:
+                return
+        pong = self.request("ping", {})
+        protocol = pong.get("protocol")
+        with _guard:
+            _pinged.add(self.socket)
+            old = isinstance(protocol, int) and protocol < TESTED_PROTOCOL
+            first_warning = old and self.socket not in _warned
+            if first_warning:
+                _warned.add(self.socket)
+        if first_warning:
+            self._warn(
+                f"warning: the herdr server at {self.socket} speaks protocol {protocol};"
+                f" cafleet was tested with protocol {TESTED_PROTOCOL} and may not work"
+                " with an older server"
+            )
+
+
+def forget_pings() -> None:
+    """Make the next call to every server ping again (for tests)."""
+    with _guard:
+        _pinged.clear()
+        _warned.clear()
+
+
+def _read_line(conn: socket.socket, method: str) -> bytes:
+    parts: list[bytes] = []
+    while True:
+        chunk = conn.recv(_READ_CHUNK)
+        if not chunk:
+            break
+        newline = chunk.find(b"\n")
+        if newline >= 0:
+            parts.append(chunk[:newline])
+            return b"".join(parts)
+        parts.append(chunk)
+    if parts:
+        return b"".join(parts)  # a final line without its newline
+    raise Unavailable(f"herdr {method} failed: the server closed the connection without a reply")
+
+
+def _error_fields(error: object) -> tuple[str, str]:
+    if isinstance(error, dict):
+        return str(error.get("code") or "unknown_error"), str(error.get("message") or "")
+    return "unknown_error", str(error)
+
+
+def _target_pane(params: Mapping[str, Any]) -> str:
+    for key in _PANE_PARAMS:
+        value = params.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return "?"
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or str(exc) or type(exc).__name__
+
+
+def _stderr(text: str) -> None:
+    with contextlib.suppress(OSError, ValueError):  # a closed stderr must not break anything
+        print(text, file=sys.stderr, flush=True)
+
+
+__all__ = [
+    "MAX_REQUEST_BYTES",
+    "TESTED_PROTOCOL",
+    "HerdrClient",
+    "HerdrRequestFailed",
+    "forget_pings",
+    "socket_path",
+]

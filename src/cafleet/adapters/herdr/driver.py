@@ -1,0 +1,449 @@
+"""HerdrPaneDriver: every pane operation as requests on herdr's socket API (spec §7.6).
+
+Every request names its pane explicitly: an omitted target means the pane focused in the
+UI, which may belong to someone else. Known herdr traits handled here:
+
+- `pane.split` cannot run a command, so spawning writes a launch file (argv, env, cwd; mode
+  0600) and types one `exec <python> -m cafleet.launch <file>` line into the fresh pane's
+  shell; the launcher replaces the shell with the agent, so no shell is left behind and the
+  pane closes when the agent exits (herdr closes panes whose process ended).
+- The member column is found by layout rectangles, never by the order of pane-id strings
+  (`w1:p10` sorts before `w1:p9`).
+- `pane.list` carries agent states but no foreground command; `pane()` asks
+  `pane.process_info` as well. The monitor's sweep is one `pane.list`, shared by
+  `list_panes()` and `agent_states()`.
+
+Assumptions about herdr's protocol that could not be checked against a running server are
+listed in docs/architecture.md ("herdr").
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import threading
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cafleet.adapters.herdr.client import HerdrClient, HerdrRequestFailed
+from cafleet.adapters.pane_locks import runtime_directory
+from cafleet.application.ports import AgentStates, PaneDriver
+from cafleet.domain.errors import CafleetError, Unavailable
+from cafleet.domain.panes import Key, PaneGone, PaneInfo, without_escapes
+from cafleet.domain.placement import Multiplexer, PaneLocation
+
+LAUNCH_MODULE = "cafleet.launch"
+KEY_NAMES = {Key.ENTER: "enter", Key.ESCAPE: "esc"}
+TEXT_CHUNK_BYTES = 64 * 1024  # keeps every request far below herdr's 1 MiB limit
+PASTE_CHUNK_BYTES = 256 * 1024
+READ_SOURCE = "recent_unwrapped"
+CAPTURE_MARGIN = 64  # rows asked beyond the wanted ones: blank rows below the cursor
+MAX_CAPTURE_LINES = 100_000
+RATIO_TOLERANCE = 0.01
+
+
+@dataclass(frozen=True)
+class Rect:
+    x: int
+    y: int
+    w: int
+    h: int
+
+    @property
+    def right(self) -> int:
+        return self.x + self.w
+
+    @property
+    def bottom(self) -> int:
+        return self.y + self.h
+
+
+@dataclass(frozen=True)
+class LayoutPane:
+    pane_id: str
+    rect: Rect
+
+
+@dataclass(frozen=True)
+class LayoutSplit:
+    direction: str
+    ratio: float
+    rect: Rect
+
+
+@dataclass(frozen=True)
+class Layout:
+    panes: tuple[LayoutPane, ...]
+    splits: tuple[LayoutSplit, ...]
+    focused: str | None = None
+
+    def member_column(self, director: str) -> list[LayoutPane]:
+        """The panes right of the Director that form the nearest column, top to bottom."""
+        anchor = next((p.rect for p in self.panes if p.pane_id == director), None)
+        if anchor is None:
+            return []
+        beside = [
+            p
+            for p in self.panes
+            if p.pane_id != director
+            and p.rect.x >= anchor.right
+            and p.rect.y < anchor.bottom
+            and p.rect.bottom > anchor.y
+        ]
+        if not beside:
+            return []
+        left = min(p.rect.x for p in beside)
+        return sorted((p for p in beside if p.rect.x == left), key=lambda p: p.rect.y)
+
+    def split_target(self, director: str) -> tuple[str, str]:
+        """Where the next member goes: right of the Director while the column is empty,
+        else below the bottom-most pane of the column."""
+        column = self.member_column(director)
+        if not column:
+            return director, "right"
+        bottom = max(column, key=lambda p: (p.rect.bottom, p.rect.y))
+        return bottom.pane_id, "down"
+
+
+class HerdrPaneDriver(PaneDriver, AgentStates):
+    backend = Multiplexer.HERDR
+
+    def __init__(
+        self,
+        socket: str,
+        *,
+        launch_dir: Callable[[], Path] | None = None,
+        python: str | None = None,
+        client: HerdrClient | None = None,
+    ) -> None:
+        self.socket = socket
+        self._client = client or HerdrClient(socket)
+        self._launch_dir = launch_dir or (lambda: runtime_directory(os.environ))
+        self._python = python or sys.executable
+        self._states: dict[str, str] | None = None  # from the last pane.list, until read
+        self._lock = threading.Lock()
+
+    # --- spawning --------------------------------------------------------------------
+
+    def spawn(self, beside: str, argv: Sequence[str], env: Mapping[str, str], cwd: str) -> str:
+        if len(argv) < 2:
+            raise ValueError("an agent command needs at least two arguments")
+        target, direction = self.layout(beside).split_target(beside)
+        launch = self._write_launch_file(argv, env, cwd)
+        try:
+            created = self._client.call(
+                "pane.split",
+                {
+                    "target_pane_id": target,
+                    "direction": direction,
+                    "cwd": cwd,
+                    "env": dict(env),
+                    "focus": False,
+                },
+            )
+            pane_id = _pane_id_of(created, "pane.split")
+        except BaseException:
+            launch.unlink(missing_ok=True)
+            raise
+        try:
+            self._client.call(
+                "pane.send_input",
+                {"pane_id": pane_id, "text": launch_line(self._python, launch), "keys": ["enter"]},
+            )
+        except CafleetError:
+            launch.unlink(missing_ok=True)
+            with contextlib.suppress(CafleetError):
+                self._client.call("pane.close", {"pane_id": pane_id})
+            raise
+        with contextlib.suppress(CafleetError):  # cosmetic: never fail a spawn over layout
+            self._equalize(self.layout(pane_id), beside)
+        return pane_id
+
+    def _write_launch_file(self, argv: Sequence[str], env: Mapping[str, str], cwd: str) -> Path:
+        try:
+            directory = self._launch_dir()
+            path = directory / f"launch-{uuid.uuid4().hex}.json"
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump({"argv": list(argv), "env": dict(env), "cwd": cwd}, handle)
+        except OSError as exc:
+            raise Unavailable(f"cannot write the herdr launch file: {exc}") from None
+        return path
+
+    # --- typing ----------------------------------------------------------------------
+
+    def type_text(self, pane_id: str, text: str) -> None:
+        for chunk in _chunks(text, TEXT_CHUNK_BYTES):
+            self._client.call("pane.send_text", {"pane_id": pane_id, "text": chunk})
+
+    def paste_text(self, pane_id: str, text: str) -> None:
+        # herdr brackets `text` only when the application enabled bracketed paste
+        for chunk in _chunks(text, PASTE_CHUNK_BYTES) if text else [""]:
+            self._client.call("pane.send_input", {"pane_id": pane_id, "text": chunk, "keys": []})
+
+    def send_keys(self, pane_id: str, *keys: Key) -> None:
+        if keys:
+            names = [KEY_NAMES[key] for key in keys]
+            self._client.call("pane.send_keys", {"pane_id": pane_id, "keys": names})
+
+    # --- reading ---------------------------------------------------------------------
+
+    def capture(self, pane_id: str, lines: int, *, ansi: bool = False) -> str:
+        if lines <= 0:
+            self._read(pane_id, 1, ansi)  # still reports a missing pane
+            return ""
+        ask = lines + CAPTURE_MARGIN
+        while True:
+            rows = self._read(pane_id, ask, ansi).replace("\r\n", "\n").split("\n")
+            received = len(rows)  # a final newline, if herdr sends one, only counts one more
+            while rows and not without_escapes(rows[-1]).strip():
+                rows.pop()
+            if len(rows) >= lines or received < ask or ask >= MAX_CAPTURE_LINES:
+                return "\n".join(rows[-lines:])
+            ask = min(ask * 2, MAX_CAPTURE_LINES)
+
+    def _read(self, pane_id: str, lines: int, ansi: bool) -> str:
+        result = self._client.call(
+            "pane.read",
+            {
+                "pane_id": pane_id,
+                "source": READ_SOURCE,
+                "lines": lines,
+                "format": "ansi" if ansi else "text",
+                "strip_ansi": not ansi,
+            },
+        )
+        read = result.get("read")
+        text = (read if isinstance(read, dict) else result).get("text")
+        return text if isinstance(text, str) else ""
+
+    def list_panes(self) -> dict[str, PaneInfo]:
+        result = self._client.call("pane.list", {})
+        panes: dict[str, PaneInfo] = {}
+        states: dict[str, str] = {}
+        for raw in _dicts(result.get("panes")):
+            pane_id = raw.get("pane_id")
+            if not isinstance(pane_id, str) or not pane_id:
+                continue
+            panes[pane_id] = PaneInfo(pane_id, False, "", _agent(raw))
+            status = raw.get("agent_status")
+            if isinstance(status, str):
+                states[pane_id] = status
+        with self._lock:
+            self._states = states
+        return panes
+
+    def agent_states(self) -> dict[str, str]:
+        """The agent state of every pane, from the last list_panes() (read once), else from
+        a fresh listing: a monitor tick makes one `pane.list` for both."""
+        with self._lock:
+            states, self._states = self._states, None
+        if states is None:
+            self.list_panes()
+            with self._lock:
+                states, self._states = self._states, None
+        return dict(states or {})
+
+    def pane(self, pane_id: str) -> PaneInfo | None:
+        try:
+            raw = _pane_of(self._client.call("pane.get", {"pane_id": pane_id}), "pane.get")
+            try:
+                process = self._client.call("pane.process_info", {"pane_id": pane_id})
+            except HerdrRequestFailed:
+                process = {}  # the server cannot tell what runs in the pane
+        except PaneGone:
+            return None
+        dead, command = foreground(process)
+        return PaneInfo(pane_id, dead, command, _agent(raw))
+
+    def kill(self, pane_id: str) -> bool:
+        try:
+            self._client.call("pane.close", {"pane_id": pane_id})
+        except PaneGone:
+            return False
+        return True
+
+    def locate(self, pane_id: str) -> PaneLocation:
+        """Workspace, tab and pane ids of the calling pane (always with caller_pane_id)."""
+        raw = _pane_of(
+            self._client.call("pane.current", {"caller_pane_id": pane_id}), "pane.current"
+        )
+        workspace, tab = raw.get("workspace_id"), raw.get("tab_id")
+        found = raw.get("pane_id") or pane_id
+        if not isinstance(workspace, str) or not isinstance(tab, str):
+            raise Unavailable(f"herdr pane.current failed: no workspace or tab for {pane_id}")
+        return PaneLocation(Multiplexer.HERDR, workspace, tab, str(found), self.socket)
+
+    # --- layout ----------------------------------------------------------------------
+
+    def layout(self, pane_id: str) -> Layout:
+        result = self._client.call("pane.layout", {"pane_id": pane_id})
+        raw = result.get("layout")
+        return parse_layout(raw if isinstance(raw, dict) else result)
+
+    def relayout(self, window_id: str) -> None:
+        """Equalize the member column of a tab (the Director is its left-most pane)."""
+        with contextlib.suppress(CafleetError):
+            listed = self._client.call("pane.list", {})
+            member = next(
+                (p["pane_id"] for p in _dicts(listed.get("panes")) if p.get("tab_id") == window_id),
+                None,
+            )
+            if not isinstance(member, str):
+                return
+            layout = self.layout(member)
+            if not layout.panes:
+                return
+            director = min(layout.panes, key=lambda p: (p.rect.x, p.rect.y)).pane_id
+            self._equalize(layout, director)
+
+    def _equalize(self, layout: Layout, director: str) -> None:
+        """Give every pane of the member column the same height: the k-th of n stacked
+        `down` splits gets ratio 1/(n - k). Best effort; if a resize moved the focus away
+        from the pane the user had focused, put it back and stop."""
+        column = layout.member_column(director)
+        if len(column) < 2:
+            return
+        left, right = column[0].rect.x, max(p.rect.right for p in column)
+        for split in sorted(layout.splits, key=lambda s: s.rect.y):
+            if split.direction != "down" or split.rect.x < left or split.rect.right > right:
+                continue
+            inside = [p for p in column if split.rect.y <= p.rect.y < split.rect.bottom]
+            if len(inside) < 2:
+                continue
+            delta = 1 / len(inside) - split.ratio
+            if abs(delta) < RATIO_TOLERANCE:
+                continue
+            result = self._client.call(
+                "pane.resize",
+                {
+                    "pane_id": inside[0].pane_id,
+                    "direction": "down" if delta > 0 else "up",
+                    "amount": round(abs(delta), 4),
+                },
+            )
+            resized = result.get("resize")
+            moved = (resized if isinstance(resized, dict) else result).get("focused_pane_id")
+            if layout.focused and isinstance(moved, str) and moved != layout.focused:
+                self._client.call("pane.focus", {"pane_id": layout.focused})
+                return
+
+
+def launch_line(python: str, launch_file: Path) -> str:
+    """The one line typed into a fresh pane's shell to start the agent."""
+    return f"exec {_quote(python)} -m {LAUNCH_MODULE} {_quote(str(launch_file))}"
+
+
+def foreground(process_info: Mapping[str, Any]) -> tuple[bool, str]:
+    """(dead, foreground command) from a `pane.process_info` result.
+
+    Shape assumed (herdr's API schema; spec §16): `{"process_info": {"pane_id", "shell_pid"?,
+    "foreground_process_group_id"?, "foreground_processes": [{"pid", "name", "argv0"?,
+    "argv"?, "cmdline"?}]}}`. The command is the base name of argv[0] of the foreground
+    group's leader (what tmux's #{pane_current_command} shows), falling back to the first
+    listed process and to its `name`. Missing or unreadable data gives "" (cannot tell).
+    Dead: the server reports the pane but neither a process nor a shell pid.
+    """
+    info = process_info.get("process_info")
+    if not isinstance(info, dict):
+        info = process_info
+    processes = list(_dicts(info.get("foreground_processes") or info.get("processes")))
+    leader_pid = info.get("foreground_process_group_id")
+    leader = next((p for p in processes if p.get("pid") == leader_pid), None)
+    leader = leader or (processes[0] if processes else None)
+    dead = bool(info.get("pane_id")) and not info.get("shell_pid") and not processes
+    if leader is None:
+        return dead, ""
+    return False, _command_name(leader)
+
+
+def parse_layout(raw: Mapping[str, Any]) -> Layout:
+    panes = tuple(
+        LayoutPane(p["pane_id"], rect)
+        for p in _dicts(raw.get("panes"))
+        if isinstance(p.get("pane_id"), str) and (rect := _rect(p.get("rect"))) is not None
+    )
+    splits = tuple(
+        LayoutSplit(str(s.get("direction")), float(s.get("ratio") or 0.5), rect)
+        for s in _dicts(raw.get("splits"))
+        if (rect := _rect(s.get("rect"))) is not None
+    )
+    focused = raw.get("focused_pane_id")
+    return Layout(panes, splits, focused if isinstance(focused, str) else None)
+
+
+def _rect(raw: object) -> Rect | None:
+    if not isinstance(raw, dict):
+        return None
+    try:
+        width = raw.get("width", raw.get("w"))
+        height = raw.get("height", raw.get("h"))
+        return Rect(int(raw["x"]), int(raw["y"]), int(width), int(height))  # type: ignore[arg-type]
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _command_name(process: Mapping[str, Any]) -> str:
+    argv = process.get("argv")
+    cmdline = process.get("cmdline")
+    for candidate in (
+        process.get("argv0"),
+        argv[0] if isinstance(argv, list) and argv else None,
+        process.get("name"),
+        cmdline.split()[0] if isinstance(cmdline, str) and cmdline.split() else None,
+    ):
+        if isinstance(candidate, str) and candidate:
+            return os.path.basename(candidate)
+    return ""
+
+
+def _agent(raw: Mapping[str, Any]) -> str | None:
+    """herdr's detected agent label; some versions nest it as {"name": ...}."""
+    agent = raw.get("agent")
+    if isinstance(agent, dict):
+        agent = agent.get("name") or agent.get("kind")
+    return agent if isinstance(agent, str) and agent else None
+
+
+def _pane_of(result: Mapping[str, Any], method: str) -> dict[str, Any]:
+    pane = result.get("pane")
+    if not isinstance(pane, dict):
+        raise Unavailable(f"herdr {method} failed: the reply has no pane")
+    return pane
+
+
+def _pane_id_of(result: Mapping[str, Any], method: str) -> str:
+    pane_id = _pane_of(result, method).get("pane_id")
+    if not isinstance(pane_id, str) or not pane_id:
+        raise Unavailable(f"herdr {method} failed: the reply has no pane id")
+    return pane_id
+
+
+def _dicts(value: object) -> Iterator[dict[str, Any]]:
+    if isinstance(value, list):
+        yield from (item for item in value if isinstance(item, dict))
+
+
+def _quote(text: str) -> str:
+    """POSIX single quotes (a `'` inside becomes `'"'"'`)."""
+    return "'" + text.replace("'", "'\"'\"'") + "'"
+
+
+def _chunks(text: str, limit: int) -> Iterator[str]:
+    """Pieces of at most `limit` UTF-8 bytes, never splitting a character."""
+    piece: list[str] = []
+    size = 0
+    for char in text:
+        width = len(char.encode())
+        if piece and size + width > limit:
+            yield "".join(piece)
+            piece, size = [], 0
+        piece.append(char)
+        size += width
+    if piece:
+        yield "".join(piece)

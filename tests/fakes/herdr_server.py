@@ -1,0 +1,1246 @@
+"""A fake herdr server: herdr's socket protocol on a Unix socket, served from a thread.
+
+Wire format as herdr's: newline-delimited JSON, one request per connection (read one line of
+at most 1 MiB within 5 s, write one line, close); `{"id","result":{"type",...}}` on success,
+`{"id","error":{"code","message"}}` on failure. State: workspaces -> tabs -> panes with ids
+that are never reused (`w1`, `w1:t1`, `w1:p1`), a binary split tree per tab from which
+`pane.layout` computes rectangles, an agent state per pane (`unknown` until a test sets
+another), a log of every byte written into each pane, and its screen.
+
+Methods: ping, workspace.create/list, tab.create, pane.current/get/list/split/close/focus,
+pane.send_text/send_keys/send_input, pane.read, pane.layout, pane.resize,
+pane.process_info. Anything else is answered with `invalid_request`.
+
+Two modes:
+
+- plain (default): a pane is a record. What is typed is logged, the screen is whatever a
+  test sets, `pane.process_info` reports what a test sets (a shell by default).
+- pty (`pty=True`): every pane runs a real shell (`/bin/sh`) on a pseudo-terminal with the
+  split's cwd and env plus HERDR_ENV, HERDR_PANE_ID, HERDR_TAB_ID, HERDR_WORKSPACE_ID and
+  HERDR_SOCKET_PATH. Typed bytes reach the process; its output is rendered by a small
+  terminal model (enough for line-oriented programs and simple cursor movement) that also
+  tracks whether the program enabled bracketed paste; `pane.process_info` reads the
+  foreground process group from /proc (Linux). As in herdr, a pane whose process exits is
+  closed.
+
+Test controls (Python methods, not on the wire): set_agent_status, set_agent, set_screen,
+screen_text, inputs / typed, set_processes, set_bracketed_paste, fail, exit_pane, requests,
+pane_ids, rects.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import fcntl
+import itertools
+import json
+import os
+import re
+import select
+import shutil
+import signal
+import socket
+import socketserver
+import struct
+import subprocess
+import sys
+import tempfile
+import termios
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+PROTOCOL = 20
+VERSION = "0.8.0"
+MAX_REQUEST_BYTES = 1024 * 1024
+READ_TIMEOUT_SECONDS = 5.0
+AGENT_STATES = ("idle", "working", "blocked", "done", "unknown")
+READ_SOURCES = ("visible", "recent", "recent_unwrapped", "detection")
+DEFAULT_RECENT_LINES = 80
+SCROLLBACK_LINES = 10_000
+
+# Runs in the child between fork and the shell: make the pty its controlling terminal.
+_CTTY_EXEC = (
+    "import fcntl, os, sys, termios; fcntl.ioctl(0, termios.TIOCSCTTY, 0); "
+    "os.execv(sys.argv[1], sys.argv[1:])"
+)
+
+_NAMED_KEYS = {
+    "enter": "\r", "return": "\r", "esc": "\x1b", "escape": "\x1b", "tab": "\t",
+    "backspace": "\x7f", "space": " ", "up": "\x1b[A", "down": "\x1b[B", "right": "\x1b[C",
+    "left": "\x1b[D", "home": "\x1b[H", "end": "\x1b[F", "delete": "\x1b[3~",
+    "pageup": "\x1b[5~", "pagedown": "\x1b[6~", "shift+tab": "\x1b[Z", "minus": "-",
+    "plus": "+", "backtick": "`",
+}  # fmt: skip
+
+
+def encode_key(name: str) -> bytes | None:
+    """herdr's key syntax (`enter`, `esc`, `ctrl+c` or `C-c`, `alt+x`, ...); None if unknown."""
+    key = name.strip().lower()
+    if key in _NAMED_KEYS:
+        return _NAMED_KEYS[key].encode()
+    if key.startswith("c-"):
+        key = "ctrl+" + key[2:]
+    for prefix in ("ctrl+", "alt+"):
+        rest = key[len(prefix) :]
+        if key.startswith(prefix) and len(rest) == 1:
+            if prefix == "alt+":
+                return b"\x1b" + rest.encode()
+            if rest.isalpha() or rest in "[\\]^_@":
+                return bytes([ord(rest.upper()) & 0x1F])
+    return None
+
+
+class HerdrError(Exception):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def _pane_not_found(pane_id: object) -> HerdrError:
+    return HerdrError("pane_not_found", f"pane {pane_id} not found")
+
+
+# --------------------------------------------------------------------------- the screen
+
+
+Cell = tuple[str, str]  # (character, SGR sequence in effect)
+
+
+class Screen:
+    """A tiny terminal: unwrapped lines, a cursor, SGR colours, bracketed-paste mode."""
+
+    def __init__(self, rows: int, columns: int) -> None:
+        self.rows = rows
+        self.columns = columns
+        self.reset()
+
+    def reset(self) -> None:
+        self.lines: list[list[Cell]] = [[]]
+        self.row = 0
+        self.col = 0
+        self.sgr = ""
+        self.bracketed_paste = False
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._state = "ground"
+        self._seq = ""
+
+    def feed(self, data: bytes) -> None:
+        for char in self._decoder.decode(data):
+            self._step(char)
+
+    def set_text(self, text: str) -> None:
+        bracketed = self.bracketed_paste
+        self.reset()
+        self.bracketed_paste = bracketed
+        self.feed(text.replace("\r\n", "\n").replace("\n", "\r\n").encode())
+
+    def render(self, ansi: bool) -> list[str]:
+        """Scrollback plus the visible screen (padded with the blank rows below the cursor)."""
+        out = [self._render_line(line, ansi) for line in self.lines]
+        if len(out) < self.rows:
+            out += [""] * (self.rows - len(out))
+        return out
+
+    def read(self, source: str, lines: int | None, ansi: bool) -> str:
+        rows = self.render(ansi)
+        if source in ("visible", "detection"):
+            rows = rows[-self.rows :]
+            if lines:
+                rows = rows[-lines:]
+        else:
+            rows = rows[-(lines or DEFAULT_RECENT_LINES) :]
+        return "\n".join(rows)
+
+    def _render_line(self, line: list[Cell], ansi: bool) -> str:
+        cells = list(line)
+        while cells and cells[-1] == (" ", ""):
+            cells.pop()
+        if not ansi:
+            return "".join(char for char, _ in cells)
+        out, current = [], ""
+        for char, sgr in cells:
+            if sgr != current:
+                out.append("\x1b[0m" + sgr)
+                current = sgr
+            out.append(char)
+        if current:
+            out.append("\x1b[0m")
+        return "".join(out)
+
+    # -- the parser
+
+    def _step(self, char: str) -> None:
+        state = self._state
+        if state == "ground":
+            self._ground(char)
+        elif state == "escape":
+            if char == "[":
+                self._state, self._seq = "csi", ""
+            elif char == "]":
+                self._state = "osc"
+            elif char in "()*+":
+                self._state = "charset"
+            else:
+                self._state = "ground"
+        elif state == "csi":
+            if "\x40" <= char <= "\x7e":
+                self._state = "ground"
+                self._csi(self._seq, char)
+            elif len(self._seq) < 64:
+                self._seq += char
+        elif state == "osc":
+            if char == "\x07":
+                self._state = "ground"
+            elif char == "\x1b":
+                self._state = "osc-escape"
+        else:  # osc-escape, charset
+            self._state = "ground"
+
+    def _ground(self, char: str) -> None:
+        if char == "\x1b":
+            self._state = "escape"
+        elif char == "\r":
+            self.col = 0
+        elif char == "\n":
+            self._line_feed()
+        elif char == "\b":
+            self.col = max(0, self.col - 1)
+        elif char == "\t":
+            self.col = (self.col // 8 + 1) * 8
+        elif char >= " " and char != "\x7f":
+            self._put(char)
+
+    def _top(self) -> int:
+        return max(0, len(self.lines) - self.rows)
+
+    def _line_feed(self) -> None:
+        self.row += 1
+        self._reach(self.row)
+        if len(self.lines) > SCROLLBACK_LINES:
+            drop = len(self.lines) - SCROLLBACK_LINES
+            del self.lines[:drop]
+            self.row -= drop
+
+    def _reach(self, row: int) -> None:
+        while len(self.lines) <= row:
+            self.lines.append([])
+
+    def _put(self, char: str) -> None:
+        line = self.lines[self.row]
+        while len(line) < self.col:
+            line.append((" ", ""))
+        if self.col < len(line):
+            line[self.col] = (char, self.sgr)
+        else:
+            line.append((char, self.sgr))
+        self.col += 1
+
+    def _csi(self, params: str, final: str) -> None:
+        if params.startswith("?"):
+            if final in "hl" and "2004" in params[1:].split(";"):
+                self.bracketed_paste = final == "h"
+            return
+        nums = [int(p) if p.isdigit() else 0 for p in params.split(";")] if params else []
+        n = nums[0] if nums and nums[0] > 0 else 1
+        top = self._top()
+        if final == "m":
+            if params in ("", "0"):
+                self.sgr = ""
+            elif params.startswith("0;"):
+                self.sgr = f"\x1b[{params}m"
+            else:
+                self.sgr += f"\x1b[{params}m"
+        elif final == "A":
+            self.row = max(top, self.row - n)
+        elif final in "BE":
+            self.row += n
+            self._reach(self.row)
+            if final == "E":
+                self.col = 0
+        elif final == "F":
+            self.row, self.col = max(top, self.row - n), 0
+        elif final == "C":
+            self.col += n
+        elif final == "D":
+            self.col = max(0, self.col - n)
+        elif final == "G":
+            self.col = n - 1
+        elif final == "d":
+            self.row = top + n - 1
+            self._reach(self.row)
+        elif final in "Hf":
+            row = nums[0] if nums and nums[0] > 0 else 1
+            col = nums[1] if len(nums) > 1 and nums[1] > 0 else 1
+            self.row, self.col = top + row - 1, col - 1
+            self._reach(self.row)
+        elif final == "J":
+            self._erase_display(nums[0] if nums else 0, top)
+        elif final == "K":
+            self._erase_line(nums[0] if nums else 0)
+
+    def _erase_display(self, mode: int, top: int) -> None:
+        if mode == 0:
+            del self.lines[self.row][self.col :]
+            del self.lines[self.row + 1 :]
+        elif mode == 2:
+            for index in range(top, len(self.lines)):
+                self.lines[index] = []
+        elif mode == 3:  # the scrollback
+            del self.lines[:top]
+            self.row -= top
+
+    def _erase_line(self, mode: int) -> None:
+        line = self.lines[self.row]
+        if mode == 0:
+            del line[self.col :]
+        elif mode == 1:
+            for index in range(min(self.col + 1, len(line))):
+                line[index] = (" ", "")
+        else:
+            line.clear()
+
+
+# --------------------------------------------------------------------------- the model
+
+
+@dataclass
+class Leaf:
+    pane_id: str
+
+
+@dataclass
+class Split:
+    direction: str  # "right" (side by side) or "down" (stacked)
+    ratio: float
+    first: Leaf | Split
+    second: Leaf | Split
+
+
+Node = Leaf | Split
+
+
+@dataclass(frozen=True)
+class Rect:
+    x: int
+    y: int
+    width: int
+    height: int
+
+    def wire(self) -> dict[str, int]:
+        return {"x": self.x, "y": self.y, "width": self.width, "height": self.height}
+
+
+@dataclass
+class Tab:
+    tab_id: str
+    workspace_id: str
+    root: Node
+    focused: str
+    label: str | None = None
+
+
+@dataclass
+class Workspace:
+    workspace_id: str
+    label: str | None
+    tabs: list[str] = field(default_factory=list)
+    pane_numbers: Any = field(default_factory=lambda: itertools.count(1))
+    tab_numbers: Any = field(default_factory=lambda: itertools.count(1))
+
+
+@dataclass
+class Pane:
+    pane_id: str
+    workspace_id: str
+    tab_id: str
+    terminal_id: str
+    cwd: str
+    env: dict[str, str]
+    screen: Screen
+    agent_status: str = "unknown"
+    agent: str | None = None
+    revision: int = 0
+    inputs: list[bytes] = field(default_factory=list)
+    bracketed: bool = False  # plain mode: whether the "application" asked for bracketed paste
+    processes: list[dict[str, Any]] | None = None  # plain mode: what process_info reports
+    shell_pid: int = 1000  # plain mode
+    process: subprocess.Popen[bytes] | None = None
+    master: int | None = None
+    closed: bool = False
+    write_lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+@dataclass
+class Failure:
+    code: str
+    message: str
+    times: int
+
+
+class FakeHerdrServer:
+    def __init__(
+        self,
+        socket_path: str | None = None,
+        *,
+        pty: bool = False,
+        env: Mapping[str, str] | None = None,
+        shell: str | None = None,
+        protocol: int = PROTOCOL,
+        version: str = VERSION,
+        columns: int = 200,
+        rows: int = 50,
+        resize_focuses: bool = False,
+    ) -> None:
+        self._own_dir: str | None = None
+        if socket_path is None:
+            # AF_UNIX paths are limited to ~107 bytes: keep the socket somewhere short
+            base = "/tmp" if os.path.isdir("/tmp") else None
+            self._own_dir = tempfile.mkdtemp(prefix="fake-herdr-", dir=base)
+            socket_path = os.path.join(self._own_dir, "herdr.sock")
+        self.socket_path = socket_path
+        self.pty = pty
+        self.env = dict(os.environ if env is None else env)
+        self.shell = shell or shutil.which("sh") or "/bin/sh"
+        self.protocol = protocol
+        self.version = version
+        self.columns = columns
+        self.rows = rows
+        self.resize_focuses = resize_focuses
+        self.lock = threading.RLock()
+        self.workspaces: dict[str, Workspace] = {}
+        self.tabs: dict[str, Tab] = {}
+        self.panes: dict[str, Pane] = {}
+        self._closed: dict[str, Pane] = {}  # closed panes, kept for their input logs
+        self.requests: list[tuple[str, dict[str, Any]]] = []
+        self.connections = 0
+        self._failures: dict[str, Failure] = {}
+        self._workspace_numbers = itertools.count(1)
+        self._terminal_numbers = itertools.count(1)
+        self._threads: list[threading.Thread] = []
+        self._server: socketserver.ThreadingUnixStreamServer | None = None
+        self._serving: threading.Thread | None = None
+        self.root_pane = ""
+
+    # -- lifecycle
+
+    def start(self, cwd: str | None = None) -> FakeHerdrServer:
+        fake = self
+
+        class Handler(socketserver.StreamRequestHandler):
+            def handle(self) -> None:
+                fake._serve_connection(self.connection)
+
+        class Server(socketserver.ThreadingUnixStreamServer):
+            daemon_threads = True
+
+        self._server = Server(self.socket_path, Handler)
+        os.chmod(self.socket_path, 0o600)
+        self._serving = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+        self._serving.start()
+        with self.lock:
+            _, _, root = self._create_workspace(cwd or os.getcwd(), None, {})
+        self.root_pane = root.pane_id
+        return self
+
+    def stop(self) -> None:
+        """Stop serving (the socket disappears) and end every pane's process."""
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.socket_path)
+        with self.lock:
+            panes = list(self.panes.values())
+            for pane in panes:
+                pane.closed = True
+        for pane in panes:
+            self._end_process(pane, wait=True)
+        for thread in self._threads:
+            thread.join(timeout=5)
+        if self._own_dir is not None:
+            shutil.rmtree(self._own_dir, ignore_errors=True)
+            self._own_dir = None
+
+    def __enter__(self) -> FakeHerdrServer:
+        return self.start() if self._server is None else self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- test controls
+
+    def set_agent_status(self, pane_id: str, status: str, agent: str | None = None) -> None:
+        if status not in AGENT_STATES:
+            raise ValueError(f"unknown agent status {status!r}")
+        with self.lock:
+            pane = self._pane(pane_id)
+            pane.agent_status = status
+            if agent is not None:
+                pane.agent = agent
+            pane.revision += 1
+
+    def set_agent(self, pane_id: str, agent: str | None) -> None:
+        with self.lock:
+            self._pane(pane_id).agent = agent
+
+    def set_screen(self, pane_id: str, text: str) -> None:
+        with self.lock:
+            pane = self._pane(pane_id)
+            pane.screen.set_text(text)
+            pane.revision += 1
+
+    def screen_text(self, pane_id: str, *, ansi: bool = False) -> str:
+        """The whole buffer, trailing blank rows removed."""
+        with self.lock:
+            rows = self._pane(pane_id).screen.render(ansi)
+        while rows and not rows[-1].strip():
+            rows.pop()
+        return "\n".join(rows)
+
+    def inputs(self, pane_id: str) -> list[bytes]:
+        """Every write into the pane, in order (one entry per herdr write)."""
+        with self.lock:
+            return list(self._any_pane(pane_id).inputs)
+
+    def typed(self, pane_id: str) -> bytes:
+        return b"".join(self.inputs(pane_id))
+
+    def set_processes(
+        self, pane_id: str, processes: list[dict[str, Any]] | None, *, shell_pid: int = 1000
+    ) -> None:
+        """Plain mode: what pane.process_info reports (foreground_processes)."""
+        with self.lock:
+            pane = self._pane(pane_id)
+            pane.processes = None if processes is None else [dict(p) for p in processes]
+            pane.shell_pid = shell_pid
+
+    def set_bracketed_paste(self, pane_id: str, enabled: bool = True) -> None:
+        with self.lock:
+            self._pane(pane_id).bracketed = enabled
+
+    def bracketed(self, pane_id: str) -> bool:
+        with self.lock:
+            pane = self._pane(pane_id)
+            return pane.screen.bracketed_paste if self.pty else pane.bracketed
+
+    def fail(
+        self, method: str, code: str, message: str = "injected failure", times: int = 1
+    ) -> None:
+        """Answer the next `times` requests of `method` with this error."""
+        with self.lock:
+            self._failures[method] = Failure(code, message, times)
+
+    def exit_pane(self, pane_id: str) -> None:
+        """What herdr does when a pane's process ends: the pane closes."""
+        with self.lock:
+            pane = self._pane(pane_id)
+            self._close(pane)
+        self._end_process(pane, wait=True)
+
+    def pane_ids(self) -> list[str]:
+        with self.lock:
+            return list(self.panes)
+
+    def has_pane(self, pane_id: str) -> bool:
+        with self.lock:
+            return pane_id in self.panes
+
+    def rects(self, pane_id: str) -> dict[str, Rect]:
+        """Rectangles of every pane in the tab of `pane_id`."""
+        with self.lock:
+            tab = self.tabs[self._pane(pane_id).tab_id]
+            rects, _ = self._geometry(tab)
+            return rects
+
+    def request_log(self) -> list[tuple[str, dict[str, Any]]]:
+        with self.lock:
+            return list(self.requests)
+
+    def methods(self) -> list[str]:
+        return [method for method, _ in self.request_log()]
+
+    # -- the wire
+
+    def _serve_connection(self, conn: socket.socket) -> None:
+        conn.settimeout(READ_TIMEOUT_SECONDS)
+        with self.lock:
+            self.connections += 1
+        data = b""
+        try:
+            while b"\n" not in data and len(data) <= MAX_REQUEST_BYTES:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        except OSError:
+            return
+        line = data.split(b"\n", 1)[0]
+        if len(line) > MAX_REQUEST_BYTES:
+            reply: dict[str, Any] = _error("", "invalid_request", "request exceeds 1 MiB")
+        else:
+            reply = self.handle_line(line)
+        with contextlib.suppress(OSError):
+            conn.sendall((json.dumps(reply, ensure_ascii=False) + "\n").encode())
+
+    def handle_line(self, line: bytes) -> dict[str, Any]:
+        try:
+            request = json.loads(line)
+        except ValueError:
+            return _error("", "invalid_request", "request is not valid JSON")
+        if not isinstance(request, dict):
+            return _error("", "invalid_request", "request must be a JSON object")
+        request_id = str(request.get("id", ""))
+        method = request.get("method")
+        params = request.get("params") or {}
+        if not isinstance(method, str) or not isinstance(params, dict):
+            return _error(request_id, "invalid_request", "request needs a method and params")
+        with self.lock:
+            self.requests.append((method, params))
+            failure = self._failures.get(method)
+            if failure is not None:
+                failure.times -= 1
+                if failure.times <= 0:
+                    del self._failures[method]
+                return _error(request_id, failure.code, failure.message)
+        handler = self._handlers().get(method)
+        if handler is None:
+            return _error(request_id, "invalid_request", f"unknown method {method}")
+        try:
+            return {"id": request_id, "result": handler(params)}
+        except HerdrError as exc:
+            return _error(request_id, exc.code, exc.message)
+        except (KeyError, TypeError, ValueError) as exc:
+            return _error(request_id, "invalid_request", f"invalid params: {exc}")
+
+    def _handlers(self) -> dict[str, Callable[[dict[str, Any]], dict[str, Any]]]:
+        return {
+            "ping": self._ping,
+            "workspace.create": self._workspace_create,
+            "workspace.list": self._workspace_list,
+            "tab.create": self._tab_create,
+            "pane.current": self._pane_current,
+            "pane.get": self._pane_get,
+            "pane.list": self._pane_list,
+            "pane.split": self._pane_split,
+            "pane.close": self._pane_close,
+            "pane.focus": self._pane_focus,
+            "pane.send_text": self._send_text,
+            "pane.send_keys": self._send_keys,
+            "pane.send_input": self._send_input,
+            "pane.read": self._pane_read,
+            "pane.layout": self._pane_layout,
+            "pane.resize": self._pane_resize,
+            "pane.process_info": self._process_info,
+        }
+
+    # -- methods
+
+    def _ping(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "pong", "version": self.version, "protocol": self.protocol,
+                "capabilities": {}}  # fmt: skip
+
+    def _workspace_create(self, params: dict[str, Any]) -> dict[str, Any]:
+        env = _checked_env(params.get("env"))
+        with self.lock:
+            workspace, tab, pane = self._create_workspace(
+                params.get("cwd") or os.getcwd(), params.get("label"), env
+            )
+            return {
+                "type": "workspace_created",
+                "workspace": self._workspace_info(workspace),
+                "tab": self._tab_info(tab),
+                "root_pane": self._pane_info(pane),
+            }
+
+    def _workspace_list(self, params: dict[str, Any]) -> dict[str, Any]:
+        with self.lock:
+            infos = [self._workspace_info(w) for w in self.workspaces.values()]
+            return {"type": "workspace_list", "workspaces": infos}
+
+    def _tab_create(self, params: dict[str, Any]) -> dict[str, Any]:
+        env = _checked_env(params.get("env"))
+        with self.lock:
+            workspace_id = params.get("workspace_id") or next(iter(self.workspaces), None)
+            workspace = self.workspaces.get(workspace_id or "")
+            if workspace is None:
+                raise HerdrError("workspace_not_found", f"workspace {workspace_id} not found")
+            tab, pane = self._create_tab(
+                workspace, params.get("cwd") or os.getcwd(), params.get("label"), env
+            )
+            return {"type": "tab_created", "tab": self._tab_info(tab),
+                    "root_pane": self._pane_info(pane)}  # fmt: skip
+
+    def _pane_current(self, params: dict[str, Any]) -> dict[str, Any]:
+        with self.lock:
+            caller = params.get("caller_pane_id") or self._focused_pane()
+            if caller not in self.panes:
+                raise HerdrError("pane_not_found", "pane not found")
+            return {"type": "pane_current", "pane": self._pane_info(self.panes[caller])}
+
+    def _pane_get(self, params: dict[str, Any]) -> dict[str, Any]:
+        with self.lock:
+            return {"type": "pane_info", "pane": self._pane_info(self._pane(params["pane_id"]))}
+
+    def _pane_list(self, params: dict[str, Any]) -> dict[str, Any]:
+        with self.lock:
+            workspace_id = params.get("workspace_id")
+            if workspace_id is not None and workspace_id not in self.workspaces:
+                raise HerdrError("workspace_not_found", f"workspace {workspace_id} not found")
+            panes = [
+                self._pane_info(p)
+                for p in self.panes.values()
+                if workspace_id is None or p.workspace_id == workspace_id
+            ]
+            return {"type": "pane_list", "panes": panes}
+
+    def _pane_split(self, params: dict[str, Any]) -> dict[str, Any]:
+        direction = params["direction"]
+        if direction not in ("right", "down"):
+            raise HerdrError("invalid_request", f"unknown variant `{direction}`")
+        env = _checked_env(params.get("env"))
+        ratio = float(params.get("ratio") or 0.5)
+        with self.lock:
+            target_id = params.get("target_pane_id") or self._focused_pane()
+            target = self._pane(target_id)
+            cwd = params.get("cwd") or target.cwd
+            if not os.path.isdir(cwd):
+                raise HerdrError("pane_split_failed", f"cwd {cwd} is not a directory")
+            workspace = self.workspaces[target.workspace_id]
+            tab = self.tabs[target.tab_id]
+            pane = self._new_pane(workspace, tab.tab_id, cwd, env)
+            tab.root = _split_leaf(tab.root, target.pane_id, direction, ratio, pane.pane_id)
+            if params.get("focus"):
+                tab.focused = pane.pane_id
+            return {"type": "pane_info", "pane": self._pane_info(pane)}
+
+    def _pane_close(self, params: dict[str, Any]) -> dict[str, Any]:
+        with self.lock:
+            pane = self._pane(params["pane_id"])
+            self._close(pane)
+        self._end_process(pane, wait=False)
+        return {"type": "ok"}
+
+    def _pane_focus(self, params: dict[str, Any]) -> dict[str, Any]:
+        with self.lock:
+            pane = self._pane(params["pane_id"])
+            self.tabs[pane.tab_id].focused = pane.pane_id
+            return {"type": "pane_info", "pane": self._pane_info(pane)}
+
+    def _send_text(self, params: dict[str, Any]) -> dict[str, Any]:
+        text = params["text"]
+        if not isinstance(text, str):
+            raise TypeError("text must be a string")
+        with self.lock:
+            pane = self._pane(params["pane_id"])
+        self._write(pane, text.encode())
+        return {"type": "ok"}
+
+    def _send_keys(self, params: dict[str, Any]) -> dict[str, Any]:
+        with self.lock:
+            pane = self._pane(params["pane_id"])
+        encoded = _encode_keys(params["keys"])
+        for data in encoded:  # herdr writes key by key, after validating them all
+            self._write(pane, data)
+        return {"type": "ok"}
+
+    def _send_input(self, params: dict[str, Any]) -> dict[str, Any]:
+        text = params.get("text") or ""
+        if not isinstance(text, str):
+            raise TypeError("text must be a string")
+        with self.lock:
+            pane = self._pane(params["pane_id"])
+            bracketed = pane.screen.bracketed_paste if self.pty else pane.bracketed
+        keys = b"".join(_encode_keys(params.get("keys") or []))
+        payload = text.encode()
+        if payload and bracketed:
+            payload = b"\x1b[200~" + payload + b"\x1b[201~"
+        self._write(pane, payload + keys)  # one write: text and keys arrive together
+        return {"type": "ok"}
+
+    def _pane_read(self, params: dict[str, Any]) -> dict[str, Any]:
+        source = params["source"]
+        if source not in READ_SOURCES:
+            raise HerdrError("invalid_request", f"unknown variant `{source}`")
+        fmt = params.get("format") or "text"
+        if fmt not in ("text", "ansi"):
+            raise HerdrError("invalid_request", f"unknown variant `{fmt}`")
+        lines = params.get("lines")
+        with self.lock:
+            pane = self._pane(params["pane_id"])
+            text = pane.screen.read(source, int(lines) if lines else None, fmt == "ansi")
+            return {
+                "type": "pane_read",
+                "read": {
+                    "pane_id": pane.pane_id,
+                    "workspace_id": pane.workspace_id,
+                    "tab_id": pane.tab_id,
+                    "source": source,
+                    "format": fmt,
+                    "text": text,
+                    "revision": 0,
+                    "truncated": False,
+                },
+            }
+
+    def _pane_layout(self, params: dict[str, Any]) -> dict[str, Any]:
+        with self.lock:
+            pane = self._pane(params.get("pane_id") or self._focused_pane())
+            return {"type": "pane_layout", "layout": self._layout(self.tabs[pane.tab_id])}
+
+    def _pane_resize(self, params: dict[str, Any]) -> dict[str, Any]:
+        direction = params["direction"]
+        if direction not in ("left", "right", "up", "down"):
+            raise HerdrError("invalid_request", f"unknown variant `{direction}`")
+        amount = min(abs(float(params.get("amount") or 0.05)), 0.5)
+        with self.lock:
+            pane = self._pane(params.get("pane_id") or self._focused_pane())
+            tab = self.tabs[pane.tab_id]
+            changed = _resize(tab.root, pane.pane_id, direction, amount)
+            if self.resize_focuses:  # what herdr's ambient resize does: focus the pane
+                tab.focused = pane.pane_id
+            layout = self._layout(tab)
+            resize: dict[str, Any] = {
+                "changed": changed,
+                "pane_id": pane.pane_id,
+                "focused_pane_id": tab.focused,
+                "layout": layout,
+            }
+            if not changed:
+                resize["reason"] = "unchanged"
+            return {"type": "pane_resize", "resize": resize}
+
+    def _process_info(self, params: dict[str, Any]) -> dict[str, Any]:
+        with self.lock:
+            pane = self._pane(params.get("pane_id") or self._focused_pane())
+            if pane.process is not None and pane.master is not None:
+                info = _pty_process_info(pane.pane_id, pane.process.pid, pane.master)
+            else:
+                shell_pid = pane.shell_pid
+                processes = pane.processes
+                if processes is None:
+                    processes = [{"pid": shell_pid, "name": "sh", "argv0": "sh", "argv": ["sh"]}]
+                info = {
+                    "pane_id": pane.pane_id,
+                    "shell_pid": shell_pid,
+                    "foreground_process_group_id": processes[0]["pid"] if processes else None,
+                    "foreground_processes": processes,
+                }
+            return {"type": "pane_process_info", "process_info": info}
+
+    # -- state helpers (called with the lock held)
+
+    def _pane(self, pane_id: object) -> Pane:
+        pane = self.panes.get(pane_id) if isinstance(pane_id, str) else None
+        if pane is None:
+            raise _pane_not_found(pane_id)
+        return pane
+
+    def _any_pane(self, pane_id: str) -> Pane:
+        pane = self.panes.get(pane_id) or self._closed.get(pane_id)
+        if pane is None:
+            raise _pane_not_found(pane_id)
+        return pane
+
+    def _focused_pane(self) -> str:
+        for workspace in self.workspaces.values():
+            for tab_id in workspace.tabs:
+                return self.tabs[tab_id].focused
+        raise HerdrError("pane_not_found", "pane not found")
+
+    def _create_workspace(
+        self, cwd: str, label: str | None, env: dict[str, str]
+    ) -> tuple[Workspace, Tab, Pane]:
+        workspace = Workspace(f"w{next(self._workspace_numbers)}", label)
+        self.workspaces[workspace.workspace_id] = workspace
+        tab, pane = self._create_tab(workspace, cwd, None, env)
+        return workspace, tab, pane
+
+    def _create_tab(
+        self, workspace: Workspace, cwd: str, label: str | None, env: dict[str, str]
+    ) -> tuple[Tab, Pane]:
+        tab_id = f"{workspace.workspace_id}:t{next(workspace.tab_numbers)}"
+        pane = self._new_pane(workspace, tab_id, cwd, env)
+        tab = Tab(tab_id, workspace.workspace_id, Leaf(pane.pane_id), pane.pane_id, label)
+        self.tabs[tab_id] = tab
+        workspace.tabs.append(tab_id)
+        return tab, pane
+
+    def _new_pane(self, workspace: Workspace, tab_id: str, cwd: str, env: dict[str, str]) -> Pane:
+        pane_id = f"{workspace.workspace_id}:p{next(workspace.pane_numbers)}"
+        pane = Pane(
+            pane_id,
+            workspace.workspace_id,
+            tab_id,
+            f"term-{next(self._terminal_numbers)}",
+            cwd,
+            dict(env),
+            Screen(self.rows, self.columns),
+        )
+        if self.pty:
+            self._start_process(pane)
+        self.panes[pane_id] = pane
+        return pane
+
+    def _close(self, pane: Pane) -> None:
+        """Remove a pane from its tab (the sibling takes its space); an empty tab closes,
+        and a workspace without tabs closes."""
+        if pane.closed or pane.pane_id not in self.panes:
+            pane.closed = True
+            return
+        pane.closed = True
+        del self.panes[pane.pane_id]
+        self._closed[pane.pane_id] = pane
+        tab = self.tabs[pane.tab_id]
+        remaining = _remove_leaf(tab.root, pane.pane_id)
+        if remaining is None:
+            del self.tabs[tab.tab_id]
+            workspace = self.workspaces[tab.workspace_id]
+            workspace.tabs.remove(tab.tab_id)
+            if not workspace.tabs:
+                del self.workspaces[workspace.workspace_id]
+            return
+        tab.root = remaining
+        if tab.focused == pane.pane_id:
+            tab.focused = _leaves(remaining)[0]
+
+    def _geometry(self, tab: Tab) -> tuple[dict[str, Rect], list[dict[str, Any]]]:
+        rects: dict[str, Rect] = {}
+        splits: list[dict[str, Any]] = []
+        _place(tab.root, Rect(0, 0, self.columns, self.rows), rects, splits)
+        return rects, splits
+
+    def _layout(self, tab: Tab) -> dict[str, Any]:
+        rects, splits = self._geometry(tab)
+        return {
+            "workspace_id": tab.workspace_id,
+            "tab_id": tab.tab_id,
+            "zoomed": False,
+            "area": Rect(0, 0, self.columns, self.rows).wire(),
+            "focused_pane_id": tab.focused,
+            "panes": [
+                {"pane_id": pane_id, "focused": pane_id == tab.focused, "rect": rect.wire()}
+                for pane_id, rect in rects.items()
+            ],
+            "splits": [{"id": f"split-{index}", **split} for index, split in enumerate(splits)],
+        }
+
+    def _pane_info(self, pane: Pane) -> dict[str, Any]:
+        info: dict[str, Any] = {
+            "pane_id": pane.pane_id,
+            "terminal_id": pane.terminal_id,
+            "workspace_id": pane.workspace_id,
+            "tab_id": pane.tab_id,
+            "focused": self.tabs[pane.tab_id].focused == pane.pane_id,
+            "cwd": pane.cwd,
+            "agent_status": pane.agent_status,
+            "revision": pane.revision,
+        }
+        if pane.agent is not None:
+            info["agent"] = pane.agent
+        return info
+
+    def _tab_info(self, tab: Tab) -> dict[str, Any]:
+        return {"tab_id": tab.tab_id, "workspace_id": tab.workspace_id, "label": tab.label,
+                "focused_pane_id": tab.focused}  # fmt: skip
+
+    def _workspace_info(self, workspace: Workspace) -> dict[str, Any]:
+        return {"workspace_id": workspace.workspace_id, "label": workspace.label,
+                "tab_ids": list(workspace.tabs)}  # fmt: skip
+
+    # -- processes (pty mode)
+
+    def _start_process(self, pane: Pane) -> None:
+        env = {**self.env, **pane.env}
+        env.setdefault("TERM", "xterm-256color")
+        env.update(
+            HERDR_ENV="1",
+            HERDR_PANE_ID=pane.pane_id,
+            HERDR_TAB_ID=pane.tab_id,
+            HERDR_WORKSPACE_ID=pane.workspace_id,
+            HERDR_SOCKET_PATH=self.socket_path,
+        )
+        master, slave = os.openpty()
+        try:
+            fcntl.ioctl(
+                slave, termios.TIOCSWINSZ, struct.pack("HHHH", self.rows, self.columns, 0, 0)
+            )
+            pane.process = subprocess.Popen(
+                [sys.executable, "-c", _CTTY_EXEC, self.shell],
+                stdin=slave,
+                stdout=slave,
+                stderr=slave,
+                cwd=pane.cwd,
+                env=env,
+                start_new_session=True,
+                close_fds=True,
+            )
+        except OSError as exc:
+            os.close(master)
+            raise HerdrError("pane_split_failed", str(exc)) from None
+        finally:
+            os.close(slave)
+        pane.master = master
+        reader = threading.Thread(target=self._pump, args=(pane,), daemon=True)
+        self._threads.append(reader)
+        reader.start()
+
+    def _pump(self, pane: Pane) -> None:
+        """Render the pane's output; when its process ends, close the pane like herdr."""
+        assert pane.master is not None and pane.process is not None
+        fd, process = pane.master, pane.process
+        while True:
+            try:
+                ready, _, _ = select.select([fd], [], [], 0.05)
+            except (OSError, ValueError):
+                break
+            data = b""
+            if ready:
+                try:
+                    data = os.read(fd, 65536)
+                except OSError:
+                    data = b""
+                if not data:
+                    break
+                with self.lock:
+                    pane.screen.feed(data)
+                    pane.revision += 1
+                continue
+            if process.poll() is not None:
+                break
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=5)
+        with self.lock:
+            self._close(pane)
+            pane.master = None
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+    def _end_process(self, pane: Pane, *, wait: bool) -> None:
+        process = pane.process
+        if process is None or process.poll() is not None:
+            return
+        _hang_up(process.pid)
+        master = pane.master
+        if master is not None:
+            with contextlib.suppress(OSError):
+                _hang_up(os.tcgetpgrp(master))
+
+        def reap() -> None:
+            try:
+                process.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                _hang_up(process.pid, signal.SIGKILL)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    process.wait(timeout=5)
+
+        if wait:
+            reap()
+        else:
+            reaper = threading.Thread(target=reap, daemon=True)
+            self._threads.append(reaper)
+            reaper.start()
+
+    def _write(self, pane: Pane, data: bytes) -> None:
+        if not data:
+            return
+        with self.lock:
+            pane.inputs.append(data)
+            master = pane.master if self.pty else None
+        if not self.pty:
+            return
+        if master is None:
+            raise HerdrError("pane_send_failed", "the pane's terminal is closed")
+        with pane.write_lock:
+            view = memoryview(data)
+            while view:
+                try:
+                    written = os.write(master, view)
+                except OSError as exc:
+                    raise HerdrError("pane_send_failed", str(exc)) from None
+                view = view[written:]
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _hang_up(group: int, signum: int = signal.SIGHUP) -> None:
+    """Signal a pane's process group; never group 0 or our own (tcgetpgrp answers 0 once a
+    terminal has no foreground group, and killpg(0) would signal the test run itself)."""
+    if group > 1 and group != os.getpgrp():
+        with contextlib.suppress(OSError):
+            os.killpg(group, signum)
+
+
+def _error(request_id: str, code: str, message: str) -> dict[str, Any]:
+    return {"id": request_id, "error": {"code": code, "message": message}}
+
+
+def _checked_env(raw: object) -> dict[str, str]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise HerdrError("invalid_env", "env must be an object")
+    for key, value in raw.items():
+        if not isinstance(key, str) or not key or "=" in key or "\0" in key:
+            raise HerdrError("invalid_env", f"invalid environment variable name {key!r}")
+        if not isinstance(value, str) or "\0" in value:
+            raise HerdrError("invalid_env", f"invalid value for {key}")
+    return dict(raw)
+
+
+def _encode_keys(keys: object) -> list[bytes]:
+    if not isinstance(keys, list):
+        raise TypeError("keys must be a list")
+    encoded = []
+    for key in keys:
+        data = encode_key(key) if isinstance(key, str) else None
+        if data is None:
+            raise HerdrError("invalid_key", f"unsupported key {key}")
+        encoded.append(data)
+    return encoded
+
+
+def _split_leaf(node: Node, target: str, direction: str, ratio: float, new: str) -> Node:
+    if isinstance(node, Leaf):
+        if node.pane_id == target:
+            return Split(direction, ratio, Leaf(target), Leaf(new))
+        return node
+    node.first = _split_leaf(node.first, target, direction, ratio, new)
+    node.second = _split_leaf(node.second, target, direction, ratio, new)
+    return node
+
+
+def _remove_leaf(node: Node, pane_id: str) -> Node | None:
+    if isinstance(node, Leaf):
+        return None if node.pane_id == pane_id else node
+    first = _remove_leaf(node.first, pane_id)
+    second = _remove_leaf(node.second, pane_id)
+    if first is None:
+        return second
+    if second is None:
+        return first
+    node.first, node.second = first, second
+    return node
+
+
+def _leaves(node: Node) -> list[str]:
+    if isinstance(node, Leaf):
+        return [node.pane_id]
+    return _leaves(node.first) + _leaves(node.second)
+
+
+def _place(node: Node, area: Rect, rects: dict[str, Rect], splits: list[dict[str, Any]]) -> None:
+    if isinstance(node, Leaf):
+        rects[node.pane_id] = area
+        return
+    splits.append({"direction": node.direction, "ratio": node.ratio, "rect": area.wire()})
+    if node.direction == "right":
+        size = min(max(round(area.width * node.ratio), 1), max(area.width - 1, 1))
+        first = Rect(area.x, area.y, size, area.height)
+        second = Rect(area.x + size, area.y, area.width - size, area.height)
+    else:
+        size = min(max(round(area.height * node.ratio), 1), max(area.height - 1, 1))
+        first = Rect(area.x, area.y, area.width, size)
+        second = Rect(area.x, area.y + size, area.width, area.height - size)
+    _place(node.first, first, rects, splits)
+    _place(node.second, second, rects, splits)
+
+
+def _resize(root: Node, pane_id: str, direction: str, amount: float) -> bool:
+    """Move the pane's nearest border across `direction`'s axis: its far border (bottom or
+    right) when it has one, else its near border. `down`/`right` move it down/right."""
+    orientation = "down" if direction in ("up", "down") else "right"
+    sign = 1 if direction in ("down", "right") else -1
+    path: list[tuple[Split, bool]] = []  # (ancestor, pane is in its second child)
+    node: Node = root
+    while isinstance(node, Split):
+        in_second = pane_id in _leaves(node.second)
+        if not in_second and pane_id not in _leaves(node.first):
+            return False
+        path.append((node, in_second))
+        node = node.second if in_second else node.first
+    candidates = [s for s, second in reversed(path) if s.direction == orientation and not second]
+    candidates += [s for s, second in reversed(path) if s.direction == orientation and second]
+    if not candidates:
+        return False
+    split = candidates[0]
+    ratio = min(max(split.ratio + sign * amount, 0.05), 0.95)
+    changed = abs(ratio - split.ratio) > 1e-9
+    split.ratio = ratio
+    return changed
+
+
+_STAT = re.compile(rb"^(\d+) \((.*)\) \S+ (\d+) (\d+)", re.S)
+
+
+def _pty_process_info(pane_id: str, shell_pid: int, master: int) -> dict[str, Any]:
+    try:
+        group: int | None = os.tcgetpgrp(master)
+    except OSError:
+        group = None
+    if not group or group <= 1:
+        group = None
+    processes: list[dict[str, Any]] = []
+    if group is not None and os.path.isdir("/proc"):
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            process = _proc(int(entry), group)
+            if process is not None:
+                processes.append(process)
+    processes.sort(key=lambda p: (p["pid"] != group, p["pid"]))
+    alive = _exists(shell_pid)
+    return {
+        "pane_id": pane_id,
+        "shell_pid": shell_pid if alive else None,
+        "foreground_process_group_id": group,
+        "foreground_processes": processes,
+    }
+
+
+def _proc(pid: int, group: int) -> dict[str, Any] | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = _STAT.match(handle.read())
+        if stat is None or int(stat.group(4)) != group:
+            return None
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            argv = [a.decode(errors="replace") for a in handle.read().split(b"\0") if a]
+    except OSError:
+        return None
+    process: dict[str, Any] = {"pid": pid, "name": stat.group(2).decode(errors="replace")}
+    if argv:
+        process.update(argv0=argv[0], argv=argv, cmdline=" ".join(argv))
+    with contextlib.suppress(OSError):
+        process["cwd"] = os.readlink(f"/proc/{pid}/cwd")
+    return process
+
+
+def _exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def wait_until(probe: Callable[[], Any], what: str, timeout: float = 15.0) -> Any:
+    """Poll until probe() is truthy; fail with `what` after timeout seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = probe()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(0.02)

@@ -1,0 +1,199 @@
+"""Members, messages and the monitor on herdr, end to end: the installed CLI, a real SQLite
+file, the herdr driver over the fake herdr server's socket, the demo agent running in real
+pseudo-terminals behind it (§7.2, §7.6, §8.5, §9.3)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+PREVIEW_HEAD = "[cafleet msg "
+
+
+def placement_row(fleet: Any, agent_id: int) -> sqlite3.Row:
+    conn = sqlite3.connect(fleet.db_path)
+    conn.row_factory = sqlite3.Row
+    try:
+        row = conn.execute(
+            "SELECT * FROM agent_placements WHERE agent_id = ?", (agent_id,)
+        ).fetchone()
+    finally:
+        conn.close()
+    assert row is not None
+    return row
+
+
+# --------------------------------------------------------------------------- the fleet
+
+
+def test_fleet_create_records_herdr_and_the_socket(herdr_fleet: Any) -> None:
+    placement = herdr_fleet.created["director"]["placement"]
+    row = placement_row(herdr_fleet, herdr_fleet.director)
+
+    assert placement["backend"] == "herdr"
+    assert (placement["mux_session"], placement["mux_window_id"], placement["mux_pane_id"]) == (
+        "w1",
+        "w1:t1",
+        herdr_fleet.server.root_pane,
+    )
+    assert row["mux_socket"] == herdr_fleet.server.socket_path
+
+
+# --------------------------------------------------------------------------- members
+
+
+def test_a_member_runs_the_demo_agent_in_a_herdr_pane_beside_the_director(
+    herdr_fleet: Any,
+) -> None:
+    server = herdr_fleet.server
+
+    member = herdr_fleet.member("alice")
+
+    row = placement_row(herdr_fleet, member.agent_id)
+    assert (row["backend"], row["mux_socket"], row["mux_pane_id"]) == (
+        "herdr",
+        server.socket_path,
+        member.pane_id,
+    )
+    rects = server.rects(member.pane_id)
+    director = rects[server.root_pane]
+    assert rects[member.pane_id].x == director.x + director.width  # right of the Director
+    ready = member.events("ready")[0]
+    assert (ready["fleet_id"], ready["agent_id"]) == (herdr_fleet.fleet_id, member.agent_id)
+    # the launcher replaced the shell: the agent is what runs in front, no launch file is left
+    shown = herdr_fleet.json(
+        "member", "show", "--fleet-id", str(herdr_fleet.fleet_id),
+        "--member-id", str(member.agent_id),
+    )  # fmt: skip
+    assert shown["placement"]["backend"] == "herdr"
+    runtime = Path(herdr_fleet.env["XDG_RUNTIME_DIR"]) / "cafleet"
+    assert list(runtime.glob("launch-*.json")) == []
+
+
+def test_later_members_stack_below_in_one_column(herdr_fleet: Any) -> None:
+    server = herdr_fleet.server
+
+    members = [herdr_fleet.member(name) for name in ("m1", "m2", "m3")]
+
+    rects = server.rects(server.root_pane)
+    column = [rects[m.pane_id] for m in members]
+    assert len({r.x for r in column}) == 1
+    assert [r.y for r in column] == sorted(r.y for r in column)
+    assert max(r.height for r in column) - min(r.height for r in column) <= 1
+
+
+def test_member_delete_closes_the_pane_after_exit(herdr_fleet: Any) -> None:
+    server = herdr_fleet.server
+    member = herdr_fleet.member("bob")
+
+    herdr_fleet.ok(
+        "member", "delete", "--fleet-id", str(herdr_fleet.fleet_id),
+        "--member-id", str(member.agent_id),
+    )  # fmt: skip
+
+    assert "/exit" in member.submissions()
+    assert member.events("exit") == [{"event": "exit", "code": 0}]
+    herdr_fleet.wait(lambda: not server.has_pane(member.pane_id), f"{member.pane_id} to close")
+    assert server.pane_ids() == [server.root_pane]
+    assert server.rects(server.root_pane)[server.root_pane].width == server.columns
+
+
+def test_member_capture_reads_the_agent_screen(herdr_fleet: Any) -> None:
+    member = herdr_fleet.member("carol")
+
+    captured = herdr_fleet.json(
+        "member", "capture", "--fleet-id", str(herdr_fleet.fleet_id),
+        "--member-id", str(member.agent_id), "--lines", "20",
+    )  # fmt: skip
+
+    text = captured["content"] if isinstance(captured, dict) else str(captured)
+    assert f"cafleet demo agent {member.agent_id} ready" in text
+    assert "exec " not in text  # the launcher cleared the shell's echo of its own line
+
+
+# --------------------------------------------------------------------------- messages
+
+
+def test_a_two_line_preview_arrives_as_one_submission(herdr_fleet: Any) -> None:
+    member = herdr_fleet.member("dave")
+
+    sent = herdr_fleet.json(
+        "message", "send", "--fleet-id", str(herdr_fleet.fleet_id),
+        "--agent-id", str(herdr_fleet.director), "--to", str(member.agent_id),
+        "--text", "hello over herdr",
+    )  # fmt: skip
+
+    assert sent["notification_sent"] is True
+    assert sent["notification"]["transport"] == "herdr"
+    task_id = sent["task"]["id"]
+    submitted = herdr_fleet.wait(
+        lambda: [s for s in member.submissions() if s.startswith(PREVIEW_HEAD)],
+        "the preview to be submitted",
+    )
+    assert len(submitted) == 1
+    head, body = submitted[0].split("\n")
+    assert head.startswith(f"[cafleet msg {task_id} from {herdr_fleet.director} ")
+    assert body == "hello over herdr"
+    typed = herdr_fleet.server.typed(member.pane_id)
+    assert b"\x1b[200~[cafleet msg " in typed  # one bracketed paste: herdr saw the request
+    # the agent polled and acknowledged it as itself
+    herdr_fleet.wait(
+        lambda: any(e.get("task_id") == task_id for e in member.events("ack")),
+        "the demo agent to ACK the message",
+    )
+
+
+def test_members_answer_each_other_through_herdr_panes(herdr_fleet: Any) -> None:
+    ping = herdr_fleet.member("ping", options="--rounds 2")
+    pong = herdr_fleet.member("pong", options="--rounds 2")
+
+    herdr_fleet.ok(
+        "message", "send", "--fleet-id", str(herdr_fleet.fleet_id),
+        "--agent-id", str(ping.agent_id), "--to", str(pong.agent_id), "--text", "ping 1",
+    )  # fmt: skip
+
+    herdr_fleet.wait(
+        lambda: any(e.get("text") == "pong 2" for e in pong.events("reply")),
+        "two rounds of ping-pong",
+    )
+    assert [e["text"] for e in ping.events("reply")] == ["ping 2"]
+
+
+# --------------------------------------------------------------------------- the monitor
+
+
+def test_a_blocked_member_wakes_the_monitoring_member(herdr_fleet: Any) -> None:
+    server = herdr_fleet.server
+    watcher = herdr_fleet.member("watcher", role="monitor")
+    worker = herdr_fleet.member("worker")
+    loop = herdr_fleet.start_loop("--tick", "1")
+    loop.wait_for_line(rf"^monitor loop started \(fleet {herdr_fleet.fleet_id}, tick 1s")
+
+    def wakes() -> list[str]:
+        return [s for s in watcher.submissions() if s.startswith("[monitor] wake:")]
+
+    # first tick: everyone is due on the interval; herdr reports `unknown` for the demo agent
+    herdr_fleet.wait(wakes, "the first wake")
+    first = len(wakes())
+    start = len(server.request_log())
+
+    server.set_agent_status(worker.pane_id, "blocked")
+
+    blocked = herdr_fleet.wait(
+        lambda: [w for w in wakes()[first:] if "status:blocked" in w], "a status:blocked wake"
+    )
+    assert f"member {worker.agent_id} (worker) [status:blocked]" in blocked[0]
+    loop.wait_for_line(rf"due agent {worker.agent_id} \(worker\) \[status:blocked\]")
+    # per tick: one pane.list for the sweep, then the watcher's pane alone is looked at
+    during = server.request_log()[start:]
+    looked_at = {p.get("pane_id") for m, p in during if m in ("pane.get", "pane.process_info")}
+    assert looked_at == {watcher.pane_id}
+    assert {m for m, _ in during} <= {
+        "ping", "pane.list", "pane.get", "pane.process_info", "pane.send_text", "pane.send_keys",
+    }  # fmt: skip
+    assert loop.err == []
