@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 from cafleet.settings import Settings
 
 if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
     from cafleet.application.fleets import FleetService
     from cafleet.application.keystrokes import KeystrokeSender
     from cafleet.application.lifecycle import MemberRemoval
@@ -42,11 +44,26 @@ class Components:
 
     @cached_property
     def uow(self) -> UnitOfWorkFactory:
-        from cafleet.adapters.sqlite.engine import open_engine
+        """Units of work on a database at this version's schema revision."""
         from cafleet.adapters.sqlite.unit_of_work import SqlUnitOfWorkFactory
 
-        path = self.settings.require_database_path()
-        return SqlUnitOfWorkFactory(open_engine(path), path)
+        return SqlUnitOfWorkFactory(self._engine, self.settings.require_database_path())
+
+    @cached_property
+    def install_records(self) -> UnitOfWorkFactory:
+        """Units of work for skill-install records, on any revision that has their table:
+        the gate and `setup skill` come before a migration is demanded."""
+        from cafleet.adapters.sqlite.unit_of_work import SqlUnitOfWorkFactory
+
+        return SqlUnitOfWorkFactory(
+            self._engine, self.settings.require_database_path(), check_revision=False
+        )
+
+    @cached_property
+    def _engine(self) -> Engine:
+        from cafleet.adapters.sqlite.engine import open_engine
+
+        return open_engine(self.settings.require_database_path())
 
     @cached_property
     def clock(self) -> Clock:
@@ -122,7 +139,9 @@ class Components:
         from cafleet.application.setup import SkillsService
 
         home = Path(self.env.get("HOME") or Path.home())
-        return SkillsService(self.uow, self.clock, FilesystemSkillInstaller(home), __version__)
+        return SkillsService(
+            self.install_records, self.clock, FilesystemSkillInstaller(home), __version__
+        )
 
     def require_current_skills(self) -> None:
         """The gate in front of team commands; a missing database means nothing installed.
@@ -134,7 +153,7 @@ class Components:
         from cafleet.domain.skills import require_current
 
         try:
-            with self.uow() as uow:
+            with self.install_records() as uow:
                 installs = uow.installs.list()
         except SchemaMissing:
             installs = []

@@ -250,6 +250,7 @@ class FakeComponents(Components):
         # instance attributes shadow the cached properties that would build real adapters
         self.__dict__.update(
             uow=harness.store,
+            install_records=harness.store,
             clock=harness.clock,
             notifier=harness.notifier,
             locator=harness.locator,

@@ -15,7 +15,7 @@ from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.pool import QueuePool
 
 from cafleet.adapters.sqlite.errors import translated
-from cafleet.domain.errors import SchemaMissing
+from cafleet.domain.errors import SchemaMissing, Unavailable
 
 BUSY_TIMEOUT_MS = 5000
 BEGIN_OPTION = "cafleet_begin"
@@ -27,6 +27,8 @@ def open_engine(path: Path, *, create: bool = False) -> Engine:
     """An engine for an existing database file (or a new one when create=True)."""
     if not create and not path.exists():
         raise SchemaMissing()
+    if path.is_dir():
+        raise Unavailable(f"cannot open database {path}: it is a directory")
     mode = "rwc" if create else "rw"
     uri = f"{path.absolute().as_uri()}?mode={mode}"
 

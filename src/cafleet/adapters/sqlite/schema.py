@@ -27,6 +27,20 @@ class MigrationReport:
     to_revision: str
 
 
+def require_file_path(path: Path) -> None:
+    if path.is_dir():
+        raise Unavailable(f"cannot open database {path}: it is a directory")
+
+
+def _use_wal(path: Path) -> None:
+    with translated(path):
+        conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=rw", uri=True)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+        finally:
+            conn.close()
+
+
 def read_revision(path: Path) -> str | None:
     """The recorded revision, or None when the file or the record is missing (cheap: sqlite3)."""
     return _inspect(path)[0]
@@ -40,6 +54,7 @@ def migrate(path: Path, target: str = "head") -> MigrationReport:
 
     from cafleet.adapters.sqlite.engine import open_engine
 
+    require_file_path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -60,6 +75,7 @@ def migrate(path: Path, target: str = "head") -> MigrationReport:
         )
     goal = HEAD_REVISION if target == "head" else target
     if current == goal:
+        _use_wal(path)  # a database at head may still have been left in rollback-journal mode
         return MigrationReport(MigrationOutcome.AT_HEAD, current, goal)
     engine = open_engine(path, create=True)
     try:

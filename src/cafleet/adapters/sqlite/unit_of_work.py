@@ -18,7 +18,9 @@ from cafleet.adapters.sqlite.repositories import (
     SqlMonitor,
     SqlPlacements,
 )
+from cafleet.adapters.sqlite.schema import HEAD_REVISION
 from cafleet.application.ports import UnitOfWork, UnitOfWorkFactory
+from cafleet.domain.errors import SchemaMissing
 
 
 class SqlUnitOfWork(UnitOfWork):
@@ -64,9 +66,21 @@ class SqlUnitOfWork(UnitOfWork):
 
 
 class SqlUnitOfWorkFactory(UnitOfWorkFactory):
-    def __init__(self, engine: Engine, path: Path) -> None:
+    def __init__(self, engine: Engine, path: Path, *, check_revision: bool = True) -> None:
         self._engine = engine
         self._path = path
+        self._revision_checked = not check_revision
 
     def __call__(self, *, write: bool = False) -> SqlUnitOfWork:
+        if not self._revision_checked:
+            self._require_head()
         return SqlUnitOfWork(self._engine, self._path, write=write)
+
+    def _require_head(self) -> None:
+        """Once per process: a database behind (or ahead of) this version's schema is
+        refused up front, not when a statement happens to touch a newer column."""
+        with translated(self._path), self._engine.connect() as conn:
+            revision = conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar()
+        if revision != HEAD_REVISION:
+            raise SchemaMissing()
+        self._revision_checked = True

@@ -1,0 +1,430 @@
+"""Fixtures for the integration suite.
+
+Every test runs the installed `cafleet` script as a subprocess against a real SQLite file in a
+temporary directory, with HOME pointed at a temporary directory and no CAFLEET_* / multiplexer
+variable of the outer shell. Tests that need a calling pane get a private tmux server of their
+own (`tmux -L cafleet-test-<uuid>`), which is always killed on teardown.
+
+Helpers are exposed as fixtures so that test modules never import this file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+SEND_LOOP = HERE / "send_loop.py"
+
+
+# --------------------------------------------------------------------------- running the CLI
+
+
+def cafleet_command() -> list[str]:
+    """The installed console script (the virtualenv's own first), else `python -m cafleet`."""
+    search = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    found = shutil.which("cafleet", path=search)
+    return [found] if found else [sys.executable, "-m", "cafleet"]
+
+
+CAFLEET = cafleet_command()
+
+
+class Result(NamedTuple):
+    code: int
+    stdout: str
+    stderr: str
+
+
+def run_cafleet(
+    *args: str,
+    env: Mapping[str, str],
+    input: str | bytes | None = None,
+    cwd: Path | None = None,
+    timeout: float = 120,
+) -> Result:
+    """Run the installed `cafleet` with exactly `env`; never a traceback on stderr."""
+    data = input.encode() if isinstance(input, str) else input
+    done = subprocess.run(
+        [*CAFLEET, *args],
+        env=dict(env),
+        input=data if data is not None else b"",
+        capture_output=True,
+        cwd=cwd,
+        timeout=timeout,
+        check=False,
+    )
+    result = Result(
+        done.returncode,
+        done.stdout.decode("utf-8", errors="replace"),
+        done.stderr.decode("utf-8", errors="replace"),
+    )
+    assert "Traceback" not in result.stderr, result.stderr
+    return result
+
+
+def clean_environment(**extra: str) -> dict[str, str]:
+    """os.environ without CAFLEET_*, HERDR_* and tmux client variables, plus `extra`."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("CAFLEET_", "HERDR_")) and k not in ("TMUX", "TMUX_PANE")
+    }
+    env.update(extra)
+    return env
+
+
+class Cli:
+    """`cafleet` bound to an environment; per-call overrides (None removes a variable)."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self.env = dict(env)
+
+    def with_env(self, **overrides: str | None) -> Cli:
+        return Cli(self._merged(overrides))
+
+    def _merged(self, overrides: Mapping[str, str | None] | None) -> dict[str, str]:
+        env = dict(self.env)
+        for key, value in (overrides or {}).items():
+            if value is None:
+                env.pop(key, None)
+            else:
+                env[key] = value
+        return env
+
+    def __call__(
+        self,
+        *args: str,
+        input: str | bytes | None = None,
+        cwd: Path | None = None,
+        env: Mapping[str, str | None] | None = None,
+    ) -> Result:
+        return run_cafleet(*args, env=self._merged(env), input=input, cwd=cwd)
+
+    def ok(self, *args: str, **kwargs: Any) -> str:
+        """Run, insist on exit 0 and a silent stderr, return stdout."""
+        result = self(*args, **kwargs)
+        assert result.code == 0, result
+        assert result.stderr == "", result
+        return result.stdout
+
+    def json(self, *args: str, **kwargs: Any) -> Any:
+        """Run with the global --json flag and parse stdout."""
+        return json.loads(self.ok("--json", *args, **kwargs))
+
+    def fails(self, *args: str, **kwargs: Any) -> str:
+        """Run, insist on exit 1 with an empty stdout and one stderr line; return that line."""
+        result = self(*args, **kwargs)
+        assert result.code == 1, result
+        assert result.stdout == "", result
+        lines = result.stderr.splitlines()
+        assert len(lines) == 1, result
+        return lines[0]
+
+
+# --------------------------------------------------------------------------- the database file
+
+
+class Database:
+    """Direct access to the SQLite file; every call opens and closes its own connection."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, isolation_level=None, timeout=30)
+        conn.row_factory = sqlite3.Row
+        return conn
+
+    def rows(self, sql: str, *params: Any) -> list[sqlite3.Row]:
+        conn = self.connect()
+        try:
+            return list(conn.execute(sql, params))
+        finally:
+            conn.close()
+
+    def row(self, sql: str, *params: Any) -> sqlite3.Row:
+        rows = self.rows(sql, *params)
+        assert len(rows) == 1, [tuple(r) for r in rows]
+        return rows[0]
+
+    def scalar(self, sql: str, *params: Any) -> Any:
+        return self.row(sql, *params)[0]
+
+    def execute(self, sql: str, *params: Any) -> int | None:
+        """Run one write statement in its own transaction; returns lastrowid."""
+        conn = self.connect()
+        try:
+            cursor = conn.execute(sql, params)
+            return cursor.lastrowid
+        finally:
+            conn.close()
+
+    def count(self, table: str) -> int:
+        return int(self.scalar(f"SELECT count(*) FROM {table}"))
+
+    def dump(self) -> list[str]:
+        conn = sqlite3.connect(self.path)
+        try:
+            return list(conn.iterdump())
+        finally:
+            conn.close()
+
+
+# --------------------------------------------------------------------------- tmux
+
+
+@dataclass(frozen=True)
+class TmuxServer:
+    name: str
+    binary: str
+    socket: str
+    session: str
+    window_id: str
+    pane_id: str
+
+    @property
+    def env(self) -> dict[str, str]:
+        """What tmux would export to a process running in the server's first pane."""
+        return {"TMUX": f"{self.socket},0,0", "TMUX_PANE": self.pane_id}
+
+    def run(self, *args: str) -> str:
+        return _tmux(self.binary, self.name, *args)
+
+
+def _tmux(binary: str, name: str, *args: str) -> str:
+    done = subprocess.run(
+        [binary, "-L", name, "-f", "/dev/null", *args],
+        env=clean_environment(),
+        capture_output=True,
+        text=True,
+        timeout=15,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+# --------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    path = tmp_path / "home"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "cafleet.db"
+
+
+@pytest.fixture
+def db_url(db_path: Path) -> str:
+    return f"sqlite:///{db_path}"
+
+
+@pytest.fixture
+def runtime_dir(tmp_path: Path) -> Path:
+    """XDG_RUNTIME_DIR for the CLI (per-pane send locks live there)."""
+    path = tmp_path / "run"
+    path.mkdir(mode=0o700)
+    return path
+
+
+@pytest.fixture
+def env(home: Path, db_url: str, runtime_dir: Path) -> dict[str, str]:
+    return clean_environment(
+        HOME=str(home), CAFLEET_DATABASE_URL=db_url, XDG_RUNTIME_DIR=str(runtime_dir)
+    )
+
+
+@pytest.fixture(name="run_cafleet")
+def run_cafleet_fixture() -> Any:
+    """The plain runner: `run_cafleet(*args, env=..., input=None)` -> (code, stdout, stderr)."""
+    return run_cafleet
+
+
+@pytest.fixture
+def cli(env: dict[str, str]) -> Cli:
+    """`cafleet` outside any multiplexer, on the temporary database."""
+    return Cli(env)
+
+
+@pytest.fixture
+def db(db_path: Path) -> Database:
+    return Database(db_path)
+
+
+@pytest.fixture(scope="session")
+def migrated_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One database brought to head by `cafleet setup db`, with the bundled skills installed by
+    `cafleet setup skill` (team commands refuse to run without that record); built once."""
+    root = tmp_path_factory.mktemp("template")
+    home = root / "home"
+    home.mkdir()
+    path = root / "cafleet.db"
+    cli = Cli(clean_environment(HOME=str(home), CAFLEET_DATABASE_URL=f"sqlite:///{path}"))
+    cli.ok("setup", "db")
+    cli.ok("setup", "skill", "--agent", "claude")
+    conn = sqlite3.connect(path)
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        conn.close()
+    wal = path.with_name(path.name + "-wal")
+    assert not wal.exists() or wal.stat().st_size == 0
+    return path
+
+
+@pytest.fixture
+def migrated(migrated_template: Path, db: Database) -> Database:
+    """A copy of the head database with the current skills install recorded."""
+    shutil.copyfile(migrated_template, db.path)
+    return db
+
+
+@pytest.fixture
+def tmux() -> Iterator[TmuxServer]:
+    """A private tmux server with one session `main` (200x50), killed on teardown."""
+    binary = shutil.which("tmux")
+    if binary is None:
+        pytest.skip("tmux is not installed")
+    name = f"cafleet-test-{uuid.uuid4().hex}"
+    _tmux(binary, name, "new-session", "-d", "-s", "main", "-x", "200", "-y", "50")
+    try:
+        yield TmuxServer(
+            name=name,
+            binary=binary,
+            socket=_tmux(binary, name, "display-message", "-p", "#{socket_path}"),
+            session="main",
+            window_id=_tmux(binary, name, "display-message", "-p", "-t", "main", "#{window_id}"),
+            pane_id=_tmux(binary, name, "display-message", "-p", "-t", "main", "#{pane_id}"),
+        )
+    finally:
+        subprocess.run(
+            [binary, "-L", name, "kill-server"],
+            env=clean_environment(),
+            capture_output=True,
+            timeout=15,
+            check=False,
+        )
+
+
+@pytest.fixture
+def tmux_cli(cli: Cli, tmux: TmuxServer) -> Cli:
+    """`cafleet` as if run in the first pane of the private tmux server."""
+    return cli.with_env(**tmux.env)
+
+
+@dataclass(frozen=True)
+class FleetIds:
+    fleet_id: int
+    director: int
+    admin: int
+
+
+@pytest.fixture
+def make_fleet(tmux_cli: Cli, migrated: Database) -> Any:
+    """Create fleets through `cafleet fleet create` in the private tmux pane."""
+
+    def make(name: str = "proj") -> FleetIds:
+        made = tmux_cli.json("fleet", "create", "--name", name)
+        return FleetIds(
+            made["fleet_id"], made["director"]["agent_id"], made["administrator_agent_id"]
+        )
+
+    return make
+
+
+@pytest.fixture
+def fleet(make_fleet: Any) -> FleetIds:
+    made: FleetIds = make_fleet()
+    return made
+
+
+@pytest.fixture
+def add_member(migrated: Database) -> Any:
+    """Register a member directly in the tables (pane spawning is not under test here).
+
+    The row set mirrors what `member create` stores: an active agent with a plain card, a
+    placement whose director is the root Director, and a 720 s monitor enrollment.
+    """
+
+    def add(
+        fleet: FleetIds,
+        name: str = "worker",
+        *,
+        description: str = "Worker member",
+        pane_id: str | None = "%1",
+        coding_agent: str = "claude",
+        kind: str | None = None,
+    ) -> int:
+        card: dict[str, Any] = {"name": name, "description": description, "skills": []}
+        if kind is not None:
+            card["cafleet"] = {"kind": kind}
+        now = datetime.now(UTC).isoformat(timespec="microseconds")
+        agent_id = migrated.execute(
+            "INSERT INTO agents (fleet_id, name, description, status, registered_at,"
+            " agent_card_json) VALUES (?, ?, ?, 'active', ?, ?)",
+            fleet.fleet_id,
+            name,
+            description,
+            now,
+            json.dumps(card, separators=(",", ":")),
+        )
+        director = migrated.row("SELECT * FROM agent_placements WHERE agent_id = ?", fleet.director)
+        migrated.execute(
+            "INSERT INTO agent_placements (agent_id, director_agent_id, mux_session,"
+            " mux_window_id, mux_pane_id, backend, coding_agent, created_at, mux_socket)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            agent_id,
+            fleet.director,
+            director["mux_session"],
+            director["mux_window_id"],
+            pane_id,
+            director["backend"],
+            coding_agent,
+            now,
+            director["mux_socket"],
+        )
+        if kind is None:
+            migrated.execute(
+                "INSERT INTO monitor_config (agent_id, interval_seconds) VALUES (?, 720)",
+                agent_id,
+            )
+        assert agent_id is not None
+        return agent_id
+
+    return add
+
+
+@pytest.fixture
+def cafleet_argv() -> list[str]:
+    return list(CAFLEET)
+
+
+@pytest.fixture
+def send_loop() -> Path:
+    return SEND_LOOP
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that use the private tmux server carry the `tmux` marker."""
+    for item in items:
+        if not item.path.resolve().is_relative_to(HERE):
+            continue
+        if "tmux" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.tmux)

@@ -1,0 +1,101 @@
+"""`--version` and `--help` load no heavy stack and touch no database or setting (§2.2, §12)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = (
+    "sqlalchemy",
+    "alembic",
+    "fastapi",
+    "uvicorn",
+    "dependency_injector",
+    "pydantic",
+    "pydantic_settings",
+)
+# cafleet modules that would mean settings were read or the database was reached
+CAFLEET_BACKEND = ("cafleet.settings", "cafleet.composition", "cafleet.adapters.sqlite")
+
+PROBE = """
+import contextlib, io, json, sys
+from cafleet.entrypoints.cli.main import main
+
+out, err = io.StringIO(), io.StringIO()
+with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    try:
+        main(json.loads(sys.argv[1]))
+        code = 0
+    except SystemExit as exc:
+        code = exc.code
+heavy = set(json.loads(sys.argv[2]))
+backend = tuple(json.loads(sys.argv[3]))
+print(json.dumps({
+    "code": code,
+    "stdout": out.getvalue(),
+    "stderr": err.getvalue(),
+    "heavy": sorted(m for m in sys.modules if m.split(".")[0] in heavy),
+    "backend": sorted(m for m in sys.modules if m.startswith(backend)),
+}))
+"""
+
+
+def probe(argv, env):
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            PROBE,
+            json.dumps(argv),
+            json.dumps(HEAVY),
+            json.dumps(CAFLEET_BACKEND),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    return json.loads(done.stdout)
+
+
+@pytest.fixture
+def hostile_env(env, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    return {
+        **env,
+        "CAFLEET_DATABASE_URL": f"sqlite:///{blocker}/sub/cafleet.db",
+        "CAFLEET_MAX_TEXT_LEN": "abc",
+        "CAFLEET_BROKER_PORT": "0",
+        "CAFLEET_SUBMIT_DELAY_CLAUDE": "x",
+        "CAFLEET_MONITOR_STALL_INTERVAL": "x",
+        "CAFLEET_MULTIPLEXER": "bogus",
+    }
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--version"],
+        ["--help"],
+        ["message", "--help"],
+        ["message", "send", "--help"],
+        ["fleet", "create", "--help"],
+        ["member", "list", "--help"],
+        ["setup", "db", "--help"],
+    ],
+    ids=" ".join,
+)
+def test_version_and_help_import_nothing_heavy(hostile_env, argv):
+    result = probe(argv, hostile_env)
+    assert result["code"] == 0, result
+    assert result["stdout"].startswith("cafleet " if argv == ["--version"] else "Usage: cafleet")
+    assert result["stderr"] == ""
+    assert result["heavy"] == []
+    assert result["backend"] == []

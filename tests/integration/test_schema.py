@@ -1,0 +1,270 @@
+"""The head schema on disk matches §3.2, and the app's connections follow §3.1."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from sqlalchemy.exc import IntegrityError
+
+from cafleet.adapters.sqlite.engine import open_engine
+
+INT, TEXT = "INTEGER", "TEXT"
+NULL, NOT_NULL = True, False
+
+# table -> column -> (affinity, nullable); primary keys are checked separately
+COLUMNS: dict[str, dict[str, tuple[str, bool]]] = {
+    "fleets": {
+        "fleet_id": (INT, NOT_NULL),
+        "name": (TEXT, NULL),
+        "created_at": (TEXT, NOT_NULL),
+        "deleted_at": (TEXT, NULL),
+        "director_agent_id": (INT, NULL),
+    },
+    "agents": {
+        "agent_id": (INT, NOT_NULL),
+        "fleet_id": (INT, NOT_NULL),
+        "name": (TEXT, NOT_NULL),
+        "description": (TEXT, NOT_NULL),
+        "status": (TEXT, NOT_NULL),
+        "registered_at": (TEXT, NOT_NULL),
+        "deregistered_at": (TEXT, NULL),
+        "agent_card_json": (TEXT, NOT_NULL),
+    },
+    "agent_placements": {
+        "agent_id": (INT, NOT_NULL),
+        "director_agent_id": (INT, NULL),
+        "mux_session": (TEXT, NOT_NULL),
+        "mux_window_id": (TEXT, NOT_NULL),
+        "mux_pane_id": (TEXT, NULL),
+        "backend": (TEXT, NOT_NULL),
+        "coding_agent": (TEXT, NOT_NULL),
+        "created_at": (TEXT, NOT_NULL),
+        "mux_socket": (TEXT, NULL),
+        "agent_commands": (TEXT, NULL),
+    },
+    "tasks": {
+        "task_id": (INT, NOT_NULL),
+        "context_id": (INT, NOT_NULL),
+        "from_agent_id": (INT, NOT_NULL),
+        "to_agent_id": (INT, NULL),
+        "type": (TEXT, NOT_NULL),
+        "created_at": (TEXT, NOT_NULL),
+        "status_state": (TEXT, NOT_NULL),
+        "status_timestamp": (TEXT, NOT_NULL),
+        "origin_task_id": (INT, NULL),
+        "text": (TEXT, NOT_NULL),
+    },
+    "monitor_config": {
+        "agent_id": (INT, NOT_NULL),
+        "interval_seconds": (INT, NOT_NULL),
+        "last_ping_at": (TEXT, NULL),
+        "enabled": (INT, NOT_NULL),
+        "last_stall_check_at": (TEXT, NULL),
+        "last_native_status": (TEXT, NULL),
+    },
+    "monitor_runtime": {
+        "fleet_id": (INT, NOT_NULL),
+        "pid": (INT, NULL),
+        "started_at": (TEXT, NULL),
+        "last_tick_at": (TEXT, NULL),
+        "tick_seconds": (INT, NOT_NULL),
+        "host": (TEXT, NULL),
+    },
+    "skill_installs": {
+        "coding_agent": (TEXT, NOT_NULL),
+        "cafleet_version": (TEXT, NULL),
+        "installed_at": (TEXT, NULL),
+    },
+    "deliveries": {
+        "delivery_id": (INT, NOT_NULL),
+        "task_id": (INT, NOT_NULL),
+        "recipient_agent_id": (INT, NOT_NULL),
+        "state": (TEXT, NOT_NULL),
+        "transport": (TEXT, NULL),
+        "pane_id": (TEXT, NULL),
+        "created_at": (TEXT, NOT_NULL),
+        "attempted_at": (TEXT, NULL),
+        "error": (TEXT, NULL),
+    },
+}
+# §3.2 does not state the nullability of these two; only their presence and type are checked
+NULLABILITY_UNSPECIFIED = {
+    ("skill_installs", "cafleet_version"),
+    ("skill_installs", "installed_at"),
+}
+
+PRIMARY_KEYS = {
+    "fleets": "fleet_id",
+    "agents": "agent_id",
+    "agent_placements": "agent_id",
+    "tasks": "task_id",
+    "monitor_config": "agent_id",
+    "monitor_runtime": "fleet_id",
+    "skill_installs": "coding_agent",
+    "deliveries": "delivery_id",
+}
+AUTOINCREMENT_TABLES = {"fleets", "agents", "tasks", "deliveries"}
+
+# (table, column) -> (referenced table, referenced column, ON DELETE)
+FOREIGN_KEYS = {
+    ("fleets", "director_agent_id"): ("agents", "agent_id", "RESTRICT"),
+    ("agents", "fleet_id"): ("fleets", "fleet_id", "RESTRICT"),
+    ("agent_placements", "agent_id"): ("agents", "agent_id", "CASCADE"),
+    ("agent_placements", "director_agent_id"): ("agents", "agent_id", "RESTRICT"),
+    ("tasks", "context_id"): ("agents", "agent_id", "RESTRICT"),
+    ("monitor_config", "agent_id"): ("agents", "agent_id", "CASCADE"),
+    ("monitor_runtime", "fleet_id"): ("fleets", "fleet_id", "RESTRICT"),
+    ("deliveries", "task_id"): ("tasks", "task_id", "CASCADE"),
+    ("deliveries", "recipient_agent_id"): ("agents", "agent_id", "RESTRICT"),
+}
+
+# table -> (columns, unique)
+INDEXES = {
+    ("agents", ("fleet_id", "status"), False),
+    ("agent_placements", ("director_agent_id",), False),
+    ("tasks", ("context_id", "status_timestamp"), False),
+    ("tasks", ("from_agent_id", "status_timestamp"), False),
+    ("deliveries", ("task_id", "recipient_agent_id"), True),
+    ("deliveries", ("state", "created_at"), False),
+}
+
+DEFAULTS = {
+    ("agent_placements", "backend"): "tmux",
+    ("agent_placements", "coding_agent"): "claude",
+    ("monitor_config", "interval_seconds"): "60",
+    ("monitor_config", "enabled"): "1",
+    ("monitor_runtime", "tick_seconds"): "5",
+}
+
+
+def affinity(declared: str) -> str:
+    """SQLite's type-affinity rules (§3.1.1 of the SQLite datatype documentation)."""
+    upper = declared.upper()
+    if "INT" in upper:
+        return INT
+    if any(word in upper for word in ("CHAR", "CLOB", "TEXT")):
+        return TEXT
+    return upper
+
+
+@pytest.fixture(params=["fresh", "upgraded"])
+def schema_db(request, cli, db, db_path):
+    """A head database reached from empty, or from revision 0001."""
+    if request.param == "upgraded":
+        from cafleet.adapters.sqlite.schema import migrate
+
+        migrate(db_path, target="0001")
+    cli.ok("setup", "db")
+    return db
+
+
+def test_schema_has_exactly_the_specified_tables(schema_db):
+    names = {
+        r["name"]
+        for r in schema_db.rows(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        )
+    }
+    assert names == {*COLUMNS, "alembic_version"}
+
+
+@pytest.mark.parametrize("table", sorted(COLUMNS))
+def test_table_columns_types_and_nullability(schema_db, table):
+    info = {r["name"]: r for r in schema_db.rows(f"PRAGMA table_info('{table}')")}
+    assert set(info) == set(COLUMNS[table])
+    for name, (kind, nullable) in COLUMNS[table].items():
+        column = info[name]
+        assert affinity(column["type"]) == kind, (table, name, column["type"])
+        if column["pk"] or (table, name) in NULLABILITY_UNSPECIFIED:
+            continue
+        assert bool(column["notnull"]) is not nullable, (table, name)
+
+
+@pytest.mark.parametrize("table", sorted(PRIMARY_KEYS))
+def test_primary_keys(schema_db, table):
+    pk = [r["name"] for r in schema_db.rows(f"PRAGMA table_info('{table}')") if r["pk"]]
+    assert pk == [PRIMARY_KEYS[table]]
+
+
+@pytest.mark.parametrize("table", sorted(AUTOINCREMENT_TABLES))
+def test_id_tables_use_autoincrement(schema_db, table):
+    sql = schema_db.scalar("SELECT sql FROM sqlite_master WHERE type='table' AND name=?", table)
+    assert "AUTOINCREMENT" in sql.upper()
+
+
+def test_foreign_keys(schema_db):
+    found = {}
+    for table in COLUMNS:
+        for fk in schema_db.rows(f"PRAGMA foreign_key_list('{table}')"):
+            found[(table, fk["from"])] = (fk["table"], fk["to"], fk["on_delete"])
+    assert found == FOREIGN_KEYS
+
+
+def test_indexes(schema_db):
+    found = set()
+    for table in COLUMNS:
+        for index in schema_db.rows(f"PRAGMA index_list('{table}')"):
+            cols = tuple(r["name"] for r in schema_db.rows(f"PRAGMA index_info('{index['name']}')"))
+            found.add((table, cols, bool(index["unique"])))
+    assert found >= INDEXES
+
+
+def test_column_defaults(schema_db):
+    for (table, column), value in DEFAULTS.items():
+        info = {r["name"]: r for r in schema_db.rows(f"PRAGMA table_info('{table}')")}
+        assert info[column]["dflt_value"].strip("'") == value, (table, column)
+
+
+def test_revision_record_is_one_row_at_head(schema_db):
+    rows = schema_db.rows("SELECT version_num FROM alembic_version")
+    assert [r[0] for r in rows] == ["0002"]
+
+
+# --------------------------------------------------------------------------- connection policy
+
+
+def test_database_file_is_in_wal_mode(schema_db):
+    assert schema_db.scalar("PRAGMA journal_mode") == "wal"
+
+
+def test_app_connections_follow_the_connection_policy(migrated, db_path):
+    engine = open_engine(db_path)
+    try:
+        with engine.connect() as conn:
+            pragma = {
+                name: conn.exec_driver_sql(f"PRAGMA {name}").scalar()
+                for name in ("foreign_keys", "busy_timeout", "journal_mode", "synchronous")
+            }
+    finally:
+        engine.dispose()
+    assert pragma == {
+        "foreign_keys": 1,
+        "busy_timeout": 5000,
+        "journal_mode": "wal",
+        "synchronous": 1,
+    }
+
+
+def test_app_connections_enforce_foreign_keys(migrated, db_path):
+    engine = open_engine(db_path)
+    try:
+        with engine.connect() as conn, pytest.raises(IntegrityError, match="FOREIGN KEY"):
+            conn.exec_driver_sql(
+                "INSERT INTO tasks (context_id, from_agent_id, type, created_at, status_state,"
+                " status_timestamp, text) VALUES (424242, 1, 'unicast', 'x', 'input_required',"
+                " 'x', 'orphan')"
+            )
+    finally:
+        engine.dispose()
+    assert migrated.count("tasks") == 0
+
+
+def test_cli_connections_reassert_wal_mode(migrated, cli, db_path):
+    conn = sqlite3.connect(db_path, isolation_level=None)
+    try:
+        assert conn.execute("PRAGMA journal_mode=DELETE").fetchone()[0] == "delete"
+    finally:
+        conn.close()
+    cli.ok("fleet", "list")
+    assert migrated.scalar("PRAGMA journal_mode") == "wal"
