@@ -279,15 +279,15 @@ def test_a_server_that_hangs_up_without_a_reply_is_reported(tmp_path: Path) -> N
 
 
 def test_the_socket_path_comes_from_herdr_socket_path_first() -> None:
-    env = {"HERDR_SOCKET_PATH": "/run/h.sock", "HERDR_SESSION": "work", "HOME": "/home/u"}
+    env = {"HERDR_SOCKET_PATH": "/run/h.sock", "HERDR_SESSION": "team", "HOME": "/home/u"}
 
     assert socket_path(env) == "/run/h.sock"
 
 
 def test_a_named_session_has_its_own_socket() -> None:
-    env = {"HERDR_SESSION": "work", "HOME": "/home/u"}
+    env = {"HERDR_SESSION": "team", "HOME": "/home/u"}
 
-    assert socket_path(env) == "/home/u/.config/herdr/sessions/work/herdr.sock"
+    assert socket_path(env) == "/home/u/.config/herdr/sessions/team/herdr.sock"
 
 
 def test_the_default_socket_lives_in_the_config_directory() -> None:

@@ -109,12 +109,12 @@ def test_system_drivers_give_one_herdr_driver_per_socket() -> None:
 
 
 def test_a_placement_without_a_socket_uses_the_environment_s_server() -> None:
-    drivers = SystemPaneDrivers({"HOME": "/home/u", "HERDR_SESSION": "work"})
+    drivers = SystemPaneDrivers({"HOME": "/home/u", "HERDR_SESSION": "team"})
 
     driver = drivers(Multiplexer.HERDR, None)
 
     assert isinstance(driver, HerdrPaneDriver)
-    assert driver.socket == "/home/u/.config/herdr/sessions/work/herdr.sock"
+    assert driver.socket == "/home/u/.config/herdr/sessions/team/herdr.sock"
 
 
 def test_system_drivers_write_launch_files_in_the_runtime_directory(
