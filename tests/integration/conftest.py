@@ -304,11 +304,13 @@ def tmux() -> Iterator[TmuxServer]:
         pytest.skip("tmux is not installed")
     name = f"cafleet-test-{uuid.uuid4().hex}"
     _tmux(binary, name, "new-session", "-d", "-s", "main", "-x", "200", "-y", "50")
+    socket = ""
     try:
+        socket = _tmux(binary, name, "display-message", "-p", "#{socket_path}")
         yield TmuxServer(
             name=name,
             binary=binary,
-            socket=_tmux(binary, name, "display-message", "-p", "#{socket_path}"),
+            socket=socket,
             session="main",
             window_id=_tmux(binary, name, "display-message", "-p", "-t", "main", "#{window_id}"),
             pane_id=_tmux(binary, name, "display-message", "-p", "-t", "main", "#{pane_id}"),
@@ -321,6 +323,8 @@ def tmux() -> Iterator[TmuxServer]:
             timeout=15,
             check=False,
         )
+        if socket:  # tmux leaves the socket file behind
+            Path(socket).unlink(missing_ok=True)
 
 
 @pytest.fixture
