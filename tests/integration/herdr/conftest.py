@@ -17,16 +17,16 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
+
+from support.processes import BackgroundProcess
 
 _ROOT = str(Path(__file__).resolve().parents[3])
 if _ROOT not in sys.path:
@@ -82,49 +82,14 @@ def read_log(path: Path) -> list[dict[str, Any]]:
     return events
 
 
-class LoopProcess:
-    """A running `cafleet monitor start`; stdout and stderr are collected line by line."""
+class LoopProcess(BackgroundProcess):
+    """A running `cafleet monitor start`."""
 
-    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
-        self.proc = subprocess.Popen(
-            argv,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        self.out: list[str] = []
-        self.err: list[str] = []
-        self._readers = [
-            threading.Thread(target=self._pump, args=(stream, sink), daemon=True)
-            for stream, sink in ((self.proc.stdout, self.out), (self.proc.stderr, self.err))
-        ]
-        for reader in self._readers:
-            reader.start()
+    def wait_for_line(self, pattern: str, timeout: float = DEADLINE) -> re.Match[str]:
+        return super().wait_for_line(pattern, timeout)
 
-    def _pump(self, stream: Any, sink: list[str]) -> None:
-        for line in stream:
-            sink.append(line.rstrip("\n"))
-
-    def wait_for_line(self, pattern: str) -> re.Match[str]:
-        regex = re.compile(pattern)
-
-        def found() -> re.Match[str] | None:
-            return next((m for line in list(self.out) if (m := regex.search(line))), None)
-
-        return wait_until(found, f"a stdout line matching {pattern!r}; got {self.out}", DEADLINE)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.kill(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(timeout=10)
-        for reader in self._readers:
-            reader.join(timeout=5)
+    def wait(self, timeout: float = DEADLINE) -> int:
+        return super().wait(timeout)
 
 
 @dataclass(frozen=True)

@@ -16,11 +16,9 @@ import json
 import os
 import re
 import shutil
-import signal
 import sqlite3
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -29,6 +27,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
+
+from support.processes import BackgroundProcess
 
 DEADLINE = 30.0
 STEP = 0.05
@@ -165,57 +165,14 @@ class Cafleet:
         return json.loads(self.ok("--json", *args))
 
 
-class LoopProcess:
-    """A running `cafleet monitor start`; stdout and stderr are collected line by line."""
-
-    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
-        self.proc = subprocess.Popen(
-            argv,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        self.out: list[str] = []
-        self.err: list[str] = []
-        self._readers = [
-            threading.Thread(target=self._pump, args=(stream, sink), daemon=True)
-            for stream, sink in ((self.proc.stdout, self.out), (self.proc.stderr, self.err))
-        ]
-        for reader in self._readers:
-            reader.start()
-
-    def _pump(self, stream: Any, sink: list[str]) -> None:
-        for line in stream:
-            sink.append(line.rstrip("\n"))
-
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
+class LoopProcess(BackgroundProcess):
+    """A running `cafleet monitor start`."""
 
     def wait_for_line(self, pattern: str, timeout: float = DEADLINE) -> re.Match[str]:
-        regex = re.compile(pattern)
-
-        def found() -> re.Match[str] | None:
-            return next((m for line in list(self.out) if (m := regex.search(line))), None)
-
-        return wait_for(found, f"a stdout line matching {pattern!r}; got {self.out}", timeout)
-
-    def terminate(self) -> None:
-        if self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGTERM)
+        return super().wait_for_line(pattern, timeout)
 
     def wait(self, timeout: float = DEADLINE) -> int:
-        code = self.proc.wait(timeout=timeout)
-        for reader in self._readers:  # the pipes close with the process: read to the end
-            reader.join(timeout=5)
-        return code
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=10)
+        return super().wait(timeout)
 
 
 # --------------------------------------------------------------------------- the fleet
