@@ -6,7 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from cafleet.domain.errors import ErrorKind, Invalid, NotFound
+from cafleet.domain.agent import Agent, CardKind
+from cafleet.domain.errors import ErrorKind, Invalid, NotFound, UsageProblem
 from cafleet.domain.fleet import Fleet
 from cafleet.domain.monitor import (
     DIRECTOR_INTERVAL_SECONDS,
@@ -95,3 +96,23 @@ def test_enabling_keeps_the_stall_check_time() -> None:
     assert updated.enabled
     assert updated.interval_seconds == 30
     assert updated.last_stall_check_at == T1
+
+
+def _member_director_fleet() -> tuple[Fleet, Agent, Agent]:
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    fleet = Fleet(1, "f", at, director_agent_id=1)
+    director = Agent(1, 1, "Director", "d", at)
+    admin = Agent(2, 1, "Administrator", "a", at, card_kind=CardKind.ADMINISTRATOR)
+    return fleet, director, admin
+
+
+def test_only_the_active_root_director_may_own_members() -> None:
+    fleet, director, admin = _member_director_fleet()
+    assert fleet.require_member_director(director, 1) is director
+    with pytest.raises(UsageProblem, match="Administrator cannot be a director"):
+        fleet.require_member_director(admin, 2)
+    with pytest.raises(UsageProblem, match="not found or not active in fleet '1'"):
+        fleet.require_member_director(None, 9)
+    member = Agent(3, 1, "m", "m", director.registered_at)
+    with pytest.raises(UsageProblem, match="nested teams are not supported"):
+        fleet.require_member_director(member, 3)

@@ -252,23 +252,11 @@ def _director_placement(
 ) -> Placement:
     """The root Director's placement, enforcing the no-nested-teams invariants."""
     fleet = fleet or _live_fleet_for_spawn(uow, fleet_id)
-    director = uow.agents.get(director_id)
-    if director is None or director.fleet_id != fleet_id or not director.is_active:
-        raise UsageProblem(
-            f"Director agent '{director_id}' not found or not active in fleet '{fleet_id}'."
-        )
-    if director.is_administrator:
-        raise UsageProblem("Administrator cannot be a director")
-    if fleet.director_agent_id != director_id:
-        raise UsageProblem(
-            f"nested teams are not supported; placement director_agent_id"
-            f" {director_id} must equal the fleet root Director"
-            f" {fleet.director_agent_id}."
-        )
+    fleet.require_member_director(uow.agents.get(director_id), director_id)
     placement = uow.placements.get(director_id)
     if placement is None or placement.pane_id is None:
         raise Invalid(
-            f"the Director's pane {placement and placement.pane_id} is gone; cannot"
+            f"the Director's pane {placement.pane_id if placement else '-'} is gone; cannot"
             " place a member beside it."
         )
     return placement

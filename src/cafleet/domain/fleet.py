@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-from cafleet.domain.errors import Invalid, NotFound
+if TYPE_CHECKING:
+    from cafleet.domain.agent import Agent
+
+from cafleet.domain.errors import Invalid, NotFound, UsageProblem
 
 
 @dataclass(frozen=True)
@@ -34,3 +38,20 @@ class Fleet:
     def deleted(self, at: datetime) -> Fleet:
         """Soft delete; deleting twice keeps the first time (idempotent)."""
         return self if self.is_deleted else replace(self, deleted_at=at)
+
+    def require_member_director(self, director: Agent | None, director_id: int) -> Agent:
+        """Only the fleet's active root Director owns members: no nested teams, and never
+        the Administrator."""
+        if director is None or director.fleet_id != self.fleet_id or not director.is_active:
+            raise UsageProblem(
+                f"Director agent '{director_id}' not found or not active in fleet"
+                f" '{self.fleet_id}'."
+            )
+        if director.is_administrator:
+            raise UsageProblem("Administrator cannot be a director")
+        if self.director_agent_id != director_id:
+            raise UsageProblem(
+                f"nested teams are not supported; placement director_agent_id {director_id}"
+                f" must equal the fleet root Director {self.director_agent_id}."
+            )
+        return director
