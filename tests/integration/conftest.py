@@ -16,7 +16,6 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -24,6 +23,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
+
+from support.tmux import TmuxServer, clean_environment, private_tmux, tmux_binary
 
 HERE = Path(__file__).resolve().parent
 SEND_LOOP = HERE / "send_loop.py"
@@ -73,17 +74,6 @@ def run_cafleet(
     )
     assert "Traceback" not in result.stderr, result.stderr
     return result
-
-
-def clean_environment(**extra: str) -> dict[str, str]:
-    """os.environ without CAFLEET_*, HERDR_* and tmux client variables, plus `extra`."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("CAFLEET_", "HERDR_")) and k not in ("TMUX", "TMUX_PANE")
-    }
-    env.update(extra)
-    return env
 
 
 class Cli:
@@ -186,36 +176,6 @@ class Database:
 # --------------------------------------------------------------------------- tmux
 
 
-@dataclass(frozen=True)
-class TmuxServer:
-    name: str
-    binary: str
-    socket: str
-    session: str
-    window_id: str
-    pane_id: str
-
-    @property
-    def env(self) -> dict[str, str]:
-        """What tmux would export to a process running in the server's first pane."""
-        return {"TMUX": f"{self.socket},0,0", "TMUX_PANE": self.pane_id}
-
-    def run(self, *args: str) -> str:
-        return _tmux(self.binary, self.name, *args)
-
-
-def _tmux(binary: str, name: str, *args: str) -> str:
-    done = subprocess.run(
-        [binary, "-L", name, "-f", "/dev/null", *args],
-        env=clean_environment(),
-        capture_output=True,
-        text=True,
-        timeout=15,
-        check=True,
-    )
-    return done.stdout.strip()
-
-
 # --------------------------------------------------------------------------- fixtures
 
 
@@ -299,32 +259,11 @@ def migrated(migrated_template: Path, db: Database) -> Database:
 @pytest.fixture
 def tmux() -> Iterator[TmuxServer]:
     """A private tmux server with one session `main` (200x50), killed on teardown."""
-    binary = shutil.which("tmux")
+    binary = tmux_binary()
     if binary is None:
         pytest.skip("tmux is not installed")
-    name = f"cafleet-test-{uuid.uuid4().hex}"
-    _tmux(binary, name, "new-session", "-d", "-s", "main", "-x", "200", "-y", "50")
-    socket = ""
-    try:
-        socket = _tmux(binary, name, "display-message", "-p", "#{socket_path}")
-        yield TmuxServer(
-            name=name,
-            binary=binary,
-            socket=socket,
-            session="main",
-            window_id=_tmux(binary, name, "display-message", "-p", "-t", "main", "#{window_id}"),
-            pane_id=_tmux(binary, name, "display-message", "-p", "-t", "main", "#{pane_id}"),
-        )
-    finally:
-        subprocess.run(
-            [binary, "-L", name, "kill-server"],
-            env=clean_environment(),
-            capture_output=True,
-            timeout=15,
-            check=False,
-        )
-        if socket:  # tmux leaves the socket file behind
-            Path(socket).unlink(missing_ok=True)
+    with private_tmux(binary, "cafleet-test", size=(200, 50)) as server:
+        yield server
 
 
 @pytest.fixture

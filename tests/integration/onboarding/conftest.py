@@ -15,13 +15,15 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
+
+from support.tmux import TmuxServer, clean_environment, tmux_binary
+from support.tmux import private_tmux as start_private_tmux
 
 AGENT_HOMES = {
     "claude": Path(".claude"),
@@ -39,17 +41,6 @@ def _cafleet_command() -> list[str]:
 
 
 CAFLEET = _cafleet_command()
-
-
-def clean_environment(**extra: str) -> dict[str, str]:
-    """os.environ without CAFLEET_*, HERDR_* and tmux client variables, plus `extra`."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("CAFLEET_", "HERDR_")) and k not in ("TMUX", "TMUX_PANE")
-    }
-    env.update(extra)
-    return env
 
 
 class Result(NamedTuple):
@@ -229,57 +220,11 @@ def installed(migrated: Sandbox) -> Sandbox:
     return migrated
 
 
-@dataclass(frozen=True)
-class TmuxServer:
-    name: str
-    socket: str
-    session: str
-    window_id: str
-    pane_id: str
-
-    @property
-    def env(self) -> dict[str, str]:
-        """What tmux exports to a process running in the server's first pane."""
-        return {"TMUX": f"{self.socket},0,0", "TMUX_PANE": self.pane_id}
-
-
-def _tmux(binary: str, name: str, *args: str) -> str:
-    done = subprocess.run(
-        [binary, "-L", name, "-f", "/dev/null", *args],
-        env=clean_environment(),
-        capture_output=True,
-        text=True,
-        timeout=15,
-        check=True,
-    )
-    return done.stdout.strip()
-
-
 @pytest.fixture
 def private_tmux() -> Iterator[TmuxServer]:
     """A private tmux server with one detached session `main`, killed on teardown."""
-    binary = shutil.which("tmux")
+    binary = tmux_binary()
     if binary is None:
         pytest.skip("tmux is not installed")
-    name = f"cafleet-onb-{uuid.uuid4().hex}"
-    _tmux(binary, name, "new-session", "-d", "-s", "main")
-    socket = ""
-    try:
-        socket = _tmux(binary, name, "display-message", "-p", "#{socket_path}")
-        yield TmuxServer(
-            name=name,
-            socket=socket,
-            session="main",
-            window_id=_tmux(binary, name, "display-message", "-p", "-t", "main", "#{window_id}"),
-            pane_id=_tmux(binary, name, "display-message", "-p", "-t", "main", "#{pane_id}"),
-        )
-    finally:
-        subprocess.run(
-            [binary, "-L", name, "kill-server"],
-            env=clean_environment(),
-            capture_output=True,
-            timeout=15,
-            check=False,
-        )
-        if socket:
-            Path(socket).unlink(missing_ok=True)  # tmux leaves the socket file behind
+    with start_private_tmux(binary, "cafleet-onb") as server:
+        yield server
