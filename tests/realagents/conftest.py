@@ -1,0 +1,199 @@
+"""Fixtures for running the real agent CLIs offline in a private tmux server.
+
+- `model_server`: one scripted model server for the session (JSONL log in a temp dir).
+- `agent_home`: a per-test scratch home seeded for all three CLIs, a workdir and the exact
+  environment an agent process gets (nothing of the caller's HOME, keys or config leaks in).
+- `agent_tmux`: a private tmux server started with that environment (panes inherit the
+  server's environment, not the client's), always killed afterwards together with any process
+  left behind with the scratch HOME (e.g. a detached daemon).
+
+Helpers are exposed as fixtures so that test modules never import this file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from realagents.homes import seed_agent_home
+from realagents.installed import agent_bin_dir
+from realagents.model_server import ScriptedModelServer
+
+SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+@pytest.fixture(scope="session")
+def model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ScriptedModelServer]:
+    log = tmp_path_factory.mktemp("model-server") / "requests.jsonl"
+    with ScriptedModelServer(log_path=log) as server:
+        yield server
+
+
+@dataclass(frozen=True)
+class AgentHome:
+    env: dict[str, str]
+    workdir: Path
+    home: Path
+
+    def processes(self) -> dict[int, str]:
+        """pid -> command line of every process whose HOME is this scratch home."""
+        needle = f"HOME={self.home}".encode()
+        found = {}
+        for proc in Path("/proc").glob("[0-9]*"):
+            try:
+                if needle in (proc / "environ").read_bytes().split(b"\0"):
+                    found[int(proc.name)] = (proc / "cmdline").read_bytes().replace(b"\0", b" ")
+            except OSError:  # gone, or not ours to read
+                continue
+        return {pid: cmd.decode(errors="replace").strip() for pid, cmd in found.items()}
+
+
+@pytest.fixture
+def agent_home(tmp_path: Path, model_server: ScriptedModelServer) -> AgentHome:
+    workdir = tmp_path / "work"
+    seeded = seed_agent_home(tmp_path, workdir, model_server.url)
+    bins = agent_bin_dir()
+    # The agents' bin dir, then this virtualenv's (so `cafleet` resolves), then the system.
+    path = [*([str(bins)] if bins else []), str(Path(sys.executable).parent), SYSTEM_PATH]
+    env = {"PATH": os.pathsep.join(path), **seeded}
+    return AgentHome(env=env, workdir=workdir, home=Path(seeded["HOME"]))
+
+
+class AgentTmux:
+    """A private tmux server whose global environment is the agent environment."""
+
+    def __init__(self, binary: str, home: AgentHome) -> None:
+        self.binary = binary
+        self.home = home
+        self.env = home.env
+        self.name = f"cafleet-realagent-{uuid.uuid4().hex}"
+        self.socket = ""
+        # A placeholder window keeps the server alive when an agent's pane closes.
+        self.run("new-session", "-d", "-s", "main", "-x", "160", "-y", "50", "cat")
+        try:
+            self.socket = self.run("display-message", "-p", "#{socket_path}")
+            self.own_pids = {
+                int(self.run("display-message", "-p", "#{pid}")),
+                int(self.run("display-message", "-p", "-t", "main", "#{pane_pid}")),
+            }
+        except BaseException:
+            self.close()
+            raise
+
+    def run(self, *args: str) -> str:
+        # Always with the agent environment: tmux takes a new window's PATH from the client.
+        done = subprocess.run(
+            [self.binary, "-L", self.name, "-f", "/dev/null", *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=15,
+            check=True,
+        )
+        return done.stdout.strip()
+
+    def spawn(self, argv: list[str], cwd: Path) -> str:
+        """Start argv in a new window; returns its pane id."""
+        return self.run("new-window", "-d", "-P", "-F", "#{pane_id}", "-c", str(cwd), "--", *argv)
+
+    def panes(self) -> list[str]:
+        return self.run("list-panes", "-a", "-F", "#{pane_id}").split()
+
+    def capture(self, pane: str) -> str:
+        if pane not in self.panes():
+            return "(pane gone)"
+        return self.run("capture-pane", "-p", "-t", pane)
+
+    def type_line(self, pane: str, text: str, delay: float = 0.3) -> None:
+        """Type text literally, then Enter after a pause (lets slash-command menus open)."""
+        self.run("send-keys", "-t", pane, "-l", text)
+        time.sleep(delay)
+        self.run("send-keys", "-t", pane, "Enter")
+
+    def paste(self, pane: str, text: str) -> None:
+        """Bracketed paste of text (as CAFleet types a preview), without Enter."""
+        buffer = f"b-{uuid.uuid4().hex}"
+        subprocess.run(
+            [self.binary, "-L", self.name, "load-buffer", "-b", buffer, "-"],
+            input=text,
+            env=self.env,
+            text=True,
+            timeout=15,
+            check=True,
+        )
+        self.run("paste-buffer", "-p", "-r", "-d", "-b", buffer, "-t", pane)
+
+    def foreground(self, pane: str) -> str:
+        """The pane's foreground command as tmux reports it (`claude`, `node`, `opencode`)."""
+        return self.run("display-message", "-p", "-t", pane, "#{pane_current_command}")
+
+    def wait_for_screen(self, pane: str, pattern: str, timeout: float) -> re.Match[str]:
+        deadline = time.monotonic() + timeout
+        while True:
+            if found := re.search(pattern, self.capture(pane)):
+                return found
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f"{pattern!r} not on the screen of {pane} within {timeout}s:\n"
+                    + self.capture(pane)
+                )
+            time.sleep(0.2)
+
+    def wait_gone(self, pane: str, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while pane in self.panes():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.1)
+        return True
+
+    def leftovers(self) -> dict[int, str]:
+        """Processes with the scratch HOME other than the server and its placeholder."""
+        return {pid: cmd for pid, cmd in self.home.processes().items() if pid not in self.own_pids}
+
+    def wait_no_leftovers(self, timeout: float) -> dict[int, str]:
+        """{} once the agents' processes are gone; else what is still there after timeout s."""
+        deadline = time.monotonic() + timeout
+        while (left := self.leftovers()) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        return left
+
+    def close(self) -> None:
+        subprocess.run(
+            [self.binary, "-L", self.name, "kill-server"],
+            env=self.env,
+            capture_output=True,
+            timeout=15,
+            check=False,
+        )
+        if self.socket:
+            Path(self.socket).unlink(missing_ok=True)  # tmux leaves the socket file behind
+
+
+@pytest.fixture
+def agent_tmux(agent_home: AgentHome) -> Iterator[AgentTmux]:
+    binary = shutil.which("tmux")
+    if binary is None:
+        pytest.skip("tmux is not installed")
+    server = AgentTmux(binary, agent_home)
+    try:
+        yield server
+    finally:
+        server.close()
+        # Anything that outlived the server (a daemon re-parented to init) was started by
+        # this test: end it by pid.
+        for pid in server.wait_no_leftovers(timeout=5):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
