@@ -11,13 +11,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+PRIVATE_VARIABLES = ("TMUX", "TMUX_PANE", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME")
+
 
 def clean_environment(**extra: str) -> dict[str, str]:
-    """os.environ without CAFLEET_*, HERDR_* and tmux client variables, plus `extra`."""
+    """os.environ without CAFLEET_*, HERDR_*, tmux client variables and the coding agents'
+    home variables (a test must never write into a developer's agent config), plus `extra`."""
     env = {
         k: v
         for k, v in os.environ.items()
-        if not k.startswith(("CAFLEET_", "HERDR_")) and k not in ("TMUX", "TMUX_PANE")
+        if not k.startswith(("CAFLEET_", "HERDR_")) and k not in PRIVATE_VARIABLES
     }
     env.update(extra)
     return env

@@ -1,4 +1,4 @@
-"""The opencode agent preset: written once under HOME, never overwritten."""
+"""The opencode agent preset: written once where opencode looks for it, never overwritten."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from cafleet.adapters.opencode_preset import ensure_opencode_preset, preset_text
+from cafleet.domain.agent_homes import AgentHomes
 from cafleet.domain.errors import ErrorKind, Invalid
 
 
@@ -126,25 +127,25 @@ class TestContent:
 
 class TestEnsure:
     def test_writes_when_absent(self, tmp_path: Path) -> None:
-        path = ensure_opencode_preset(tmp_path)
+        path = ensure_opencode_preset(preset_path(tmp_path))
         assert path == preset_path(tmp_path)
         assert path.read_text(encoding="utf-8") == preset_text()
 
     def test_leaves_no_temporary_files(self, tmp_path: Path) -> None:
-        ensure_opencode_preset(tmp_path)
+        ensure_opencode_preset(preset_path(tmp_path))
         assert os.listdir(preset_path(tmp_path).parent) == ["cafleet.md"]
 
     def test_never_overwrites(self, tmp_path: Path) -> None:
         path = preset_path(tmp_path)
         path.parent.mkdir(parents=True)
         path.write_text("my own preset\n", encoding="utf-8")
-        assert ensure_opencode_preset(tmp_path) == path
+        assert ensure_opencode_preset(preset_path(tmp_path)) == path
         assert path.read_text(encoding="utf-8") == "my own preset\n"
 
     def test_second_call_keeps_the_file(self, tmp_path: Path) -> None:
-        path = ensure_opencode_preset(tmp_path)
+        path = ensure_opencode_preset(preset_path(tmp_path))
         path.write_text("edited\n", encoding="utf-8")
-        ensure_opencode_preset(tmp_path)
+        ensure_opencode_preset(preset_path(tmp_path))
         assert path.read_text(encoding="utf-8") == "edited\n"
 
     def test_symlink_to_a_regular_file_is_accepted(self, tmp_path: Path) -> None:
@@ -153,14 +154,14 @@ class TestEnsure:
         path = preset_path(tmp_path)
         path.parent.mkdir(parents=True)
         path.symlink_to(target)
-        assert ensure_opencode_preset(tmp_path) == path
+        assert ensure_opencode_preset(preset_path(tmp_path)) == path
         assert target.read_text(encoding="utf-8") == "linked\n"
 
     def test_directory_is_refused(self, tmp_path: Path) -> None:
         path = preset_path(tmp_path)
         path.mkdir(parents=True)
         with pytest.raises(Invalid) as excinfo:
-            ensure_opencode_preset(tmp_path)
+            ensure_opencode_preset(preset_path(tmp_path))
         assert excinfo.value.kind is ErrorKind.INVALID
         assert excinfo.value.message == refused(path)
 
@@ -169,7 +170,7 @@ class TestEnsure:
         path.parent.mkdir(parents=True)
         path.symlink_to(tmp_path)
         with pytest.raises(Invalid) as excinfo:
-            ensure_opencode_preset(tmp_path)
+            ensure_opencode_preset(preset_path(tmp_path))
         assert excinfo.value.message == refused(path)
 
     def test_dangling_symlink_is_refused_and_not_followed(self, tmp_path: Path) -> None:
@@ -178,7 +179,7 @@ class TestEnsure:
         missing = tmp_path / "missing.md"
         path.symlink_to(missing)
         with pytest.raises(Invalid) as excinfo:
-            ensure_opencode_preset(tmp_path)
+            ensure_opencode_preset(preset_path(tmp_path))
         assert excinfo.value.message == refused(path)
         assert not missing.exists()
 
@@ -187,13 +188,13 @@ class TestEnsure:
         path.parent.mkdir(parents=True)
         os.mkfifo(path)
         with pytest.raises(Invalid) as excinfo:
-            ensure_opencode_preset(tmp_path)
+            ensure_opencode_preset(preset_path(tmp_path))
         assert excinfo.value.message == refused(path)
 
     def test_unwritable_location_is_reported(self, tmp_path: Path) -> None:
         (tmp_path / ".config").write_text("not a directory", encoding="utf-8")
         with pytest.raises(Invalid) as excinfo:
-            ensure_opencode_preset(tmp_path)
+            ensure_opencode_preset(preset_path(tmp_path))
         assert excinfo.value.message.startswith(
             "cannot materialize CAFleet opencode agent preset: "
         )
@@ -209,6 +210,22 @@ class TestEnsure:
             real_link(source, destination)
 
         monkeypatch.setattr(os, "link", racing_link)
-        assert ensure_opencode_preset(tmp_path) == path
+        assert ensure_opencode_preset(preset_path(tmp_path)) == path
         assert path.read_text(encoding="utf-8") == "written by another process\n"
         assert os.listdir(path.parent) == ["cafleet.md"]
+
+
+class TestWhereOpencodeLooks:
+    def test_default_is_under_home_dot_config(self, tmp_path: Path) -> None:
+        homes = AgentHomes.from_environ({}, tmp_path)
+        path = ensure_opencode_preset(homes.opencode_preset)
+        assert path == tmp_path / ".config" / "opencode" / "agents" / "cafleet.md"
+        assert path.read_text(encoding="utf-8") == preset_text()
+
+    def test_follows_xdg_config_home(self, tmp_path: Path) -> None:
+        home, config = tmp_path / "home", tmp_path / "y"
+        homes = AgentHomes.from_environ({"XDG_CONFIG_HOME": str(config)}, home)
+        path = ensure_opencode_preset(homes.opencode_preset)
+        assert path == config / "opencode" / "agents" / "cafleet.md"
+        assert path.read_text(encoding="utf-8") == preset_text()
+        assert not home.exists()

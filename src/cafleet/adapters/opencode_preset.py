@@ -1,8 +1,9 @@
 """The opencode agent preset that `opencode --agent cafleet` loads (§8.7).
 
 opencode has no dontAsk-style command-line flag, so the permission floor for members lives in
-an agent file in the user's global opencode config. The file is the user's to edit once it
-exists, so it is written only when absent and never replaced.
+an agent file in the user's global opencode config, `AgentHomes.opencode_preset`
+(`$XDG_CONFIG_HOME/opencode/agents/cafleet.md`, else under `~/.config`). The file is the
+user's to edit once it exists, so it is written only when absent and never replaced.
 """
 
 from __future__ import annotations
@@ -13,8 +14,6 @@ import tempfile
 from pathlib import Path
 
 from cafleet.domain.errors import Invalid
-
-PRESET_RELATIVE_PATH = Path(".config", "opencode", "agents", "cafleet.md")
 
 _DENIED_BASH = (
     "bash -c*",
@@ -86,9 +85,8 @@ def preset_text() -> str:
     return f"---\n{json.dumps(frontmatter, indent=2)}\n---\n\n{_BODY}"
 
 
-def ensure_opencode_preset(home: Path) -> Path:
-    """Write the preset under `home` unless a file is already there; return its path."""
-    path = home / PRESET_RELATIVE_PATH
+def ensure_opencode_preset(path: Path) -> Path:
+    """Write the preset at `path` unless a file is already there; return `path`."""
     if os.path.lexists(path):
         _require_regular_file(path)
         return path

@@ -12,9 +12,16 @@ from cafleet.domain.errors import Invalid
 from cafleet.domain.skills import SKILL_NAMES, SkillHome, SkillInstall
 
 NO_HOMES = (
-    "no coding-agent homes detected (looked for ~/.claude, ~/.codex,"
-    " ~/.config/opencode); install a coding agent first, or pass --agent"
+    "no coding-agent homes detected (looked for {looked}); install a coding agent first,"
+    " or pass --agent"
 )
+
+
+def shown(directory: Path, user_home: Path | None) -> str:
+    """`directory`, written as `~/...` when it lies under the user's home."""
+    if user_home is not None and directory.is_relative_to(user_home):
+        return "~/" + str(directory.relative_to(user_home))
+    return str(directory)
 
 
 @dataclass(frozen=True)
@@ -24,20 +31,24 @@ class InstalledSkills:
     directory: Path
 
     def line(self, user_home: Path) -> str:
-        shown = str(self.directory)
-        if self.directory.is_relative_to(user_home):
-            shown = "~/" + str(self.directory.relative_to(user_home))
-        return f"{self.home.value}: installed {', '.join(SKILL_NAMES)} (v{self.version}) -> {shown}"
+        where = shown(self.directory, user_home)
+        return f"{self.home.value}: installed {', '.join(SKILL_NAMES)} (v{self.version}) -> {where}"
 
 
 class SkillsService:
     def __init__(
-        self, uow: UnitOfWorkFactory, clock: Clock, installer: SkillInstaller, version: str
+        self,
+        uow: UnitOfWorkFactory,
+        clock: Clock,
+        installer: SkillInstaller,
+        version: str,
+        user_home: Path | None = None,
     ) -> None:
         self._uow = uow
         self._clock = clock
         self._installer = installer
         self._version = version
+        self._user_home = user_home  # only for showing paths as ~/...
 
     def install(
         self,
@@ -48,7 +59,11 @@ class SkillsService:
             uow.installs.list()  # pre-flight: the table must exist
         targets = list(dict.fromkeys(requested)) or self._installer.detected_homes()
         if not targets:
-            raise Invalid(NO_HOMES)
+            # each agent's home is the parent of its skills directory
+            looked = (
+                shown(self._installer.skills_dir(h).parent, self._user_home) for h in SkillHome
+            )
+            raise Invalid(NO_HOMES.format(looked=", ".join(looked)))
         done = []
         for home in targets:
             directory = self._installer.install(home)

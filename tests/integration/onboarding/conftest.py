@@ -2,7 +2,8 @@
 
 Every CLI call runs the installed `cafleet` script as a subprocess with HOME pointed at a fresh
 temporary directory, `CAFLEET_DATABASE_URL` pointed at a temporary SQLite file, and none of the
-CAFLEET_* / tmux / herdr variables of the outer shell. Tests that need a calling pane get a
+CAFLEET_* / tmux / herdr variables or the agent-home variables (CLAUDE_CONFIG_DIR, CODEX_HOME,
+XDG_CONFIG_HOME) of the outer shell. Tests that need a calling pane get a
 private tmux server (`tmux -L cafleet-onb-<uuid>`), always killed on teardown.
 
 Helpers are exposed as fixtures so that test modules never import this file.
@@ -30,6 +31,8 @@ AGENT_HOMES = {
     "codex": Path(".codex"),
     "opencode": Path(".config", "opencode"),
 }
+# what moves an agent's home away from HOME; a test sets them per call
+AGENT_HOME_VARIABLES = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME")
 SKILL_NAMES = ("cafleet", "cafleet-design-doc", "cafleet-research")
 
 
@@ -158,6 +161,8 @@ def _new_sandbox(tmp_path: Path) -> Sandbox:
         CAFLEET_DATABASE_URL=f"sqlite:///{db_path}",
         XDG_RUNTIME_DIR=str(runtime),
     )
+    for variable in AGENT_HOME_VARIABLES:  # the agent homes must default to the scratch HOME
+        env.pop(variable, None)
     return Sandbox(home=home, db_path=db_path, env=env)
 
 

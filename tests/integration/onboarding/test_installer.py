@@ -9,6 +9,7 @@ import pytest
 
 from cafleet.adapters.skills import installer as installer_module
 from cafleet.adapters.skills.installer import FilesystemSkillInstaller
+from cafleet.domain.agent_homes import AgentHomes
 from cafleet.domain.errors import CafleetError
 from cafleet.domain.skills import SKILL_NAMES, SkillHome
 
@@ -22,6 +23,11 @@ def user_home(tmp_path: Path) -> Path:
     return path
 
 
+def default_homes(user_home: Path) -> AgentHomes:
+    """The homes with none of CLAUDE_CONFIG_DIR, CODEX_HOME, XDG_CONFIG_HOME set."""
+    return AgentHomes.from_environ({}, user_home)
+
+
 @pytest.fixture
 def copied_bundle(tmp_path: Path, bundle_dir: Path) -> Path:
     """A private copy of the bundle that a test may damage."""
@@ -33,7 +39,7 @@ def copied_bundle(tmp_path: Path, bundle_dir: Path) -> Path:
 def test_empty_bundle_is_reported_as_missing(user_home, tmp_path):
     empty = tmp_path / "empty-bundle"
     empty.mkdir()
-    installer = FilesystemSkillInstaller(user_home, bundle=empty)
+    installer = FilesystemSkillInstaller(default_homes(user_home), bundle=empty)
 
     with pytest.raises(CafleetError) as caught:
         installer.install(SkillHome.CLAUDE)
@@ -43,7 +49,7 @@ def test_empty_bundle_is_reported_as_missing(user_home, tmp_path):
 
 
 def test_absent_bundle_directory_is_reported_as_missing(user_home, tmp_path):
-    installer = FilesystemSkillInstaller(user_home, bundle=tmp_path / "nowhere")
+    installer = FilesystemSkillInstaller(default_homes(user_home), bundle=tmp_path / "nowhere")
 
     with pytest.raises(CafleetError) as caught:
         installer.install(SkillHome.CODEX)
@@ -55,7 +61,7 @@ def test_bundle_with_one_skill_md_missing_is_reported_before_touching_home(
     user_home, copied_bundle
 ):
     (copied_bundle / "cafleet-research" / "SKILL.md").unlink()
-    installer = FilesystemSkillInstaller(user_home, bundle=copied_bundle)
+    installer = FilesystemSkillInstaller(default_homes(user_home), bundle=copied_bundle)
 
     with pytest.raises(CafleetError) as caught:
         installer.install(SkillHome.CLAUDE)
@@ -82,7 +88,7 @@ def test_the_installed_bundle_is_complete(bundle_dir):
     ],
 )
 def test_each_agent_gets_its_own_skills_dir(user_home, agent, relative):
-    installer = FilesystemSkillInstaller(user_home)
+    installer = FilesystemSkillInstaller(default_homes(user_home))
 
     assert installer.install(agent) == user_home / relative
     for name in SKILL_NAMES:
@@ -94,7 +100,7 @@ def test_detected_homes_are_directories_in_detection_order(user_home):
     (user_home / ".claude").mkdir()
     (user_home / ".codex").write_text("a file is not a home\n")
 
-    detected = FilesystemSkillInstaller(user_home).detected_homes()
+    detected = FilesystemSkillInstaller(default_homes(user_home)).detected_homes()
 
     assert detected == [SkillHome.CLAUDE, SkillHome.OPENCODE]
 
@@ -102,7 +108,7 @@ def test_detected_homes_are_directories_in_detection_order(user_home):
 def test_interrupted_copy_keeps_the_old_tree_and_leaves_no_staging(
     user_home, copied_bundle, monkeypatch
 ):
-    installer = FilesystemSkillInstaller(user_home, bundle=copied_bundle)
+    installer = FilesystemSkillInstaller(default_homes(user_home), bundle=copied_bundle)
     skills_dir = installer.install(SkillHome.CLAUDE)
     old = skills_dir / "cafleet-design-doc"
     (old / "OLD.md").write_text("previous release\n")
@@ -126,3 +132,15 @@ def test_interrupted_copy_keeps_the_old_tree_and_leaves_no_staging(
     assert (old / "OLD.md").read_text() == "previous release\n"
     assert (skills_dir / "cafleet" / "NEW.md").is_file()  # skills before the failure swapped
     assert sorted(p.name for p in skills_dir.iterdir()) == sorted(SKILL_NAMES)
+
+
+def test_an_explicit_install_creates_a_missing_home_named_by_a_variable(user_home, tmp_path):
+    codex_home = tmp_path / "elsewhere" / "codex"
+    installer = FilesystemSkillInstaller(
+        AgentHomes.from_environ({"CODEX_HOME": str(codex_home)}, user_home)
+    )
+
+    assert installer.detected_homes() == []
+    assert installer.install(SkillHome.CODEX) == codex_home / "skills"
+    assert installer.detected_homes() == [SkillHome.CODEX]
+    assert list(user_home.iterdir()) == []

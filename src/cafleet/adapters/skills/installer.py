@@ -1,7 +1,9 @@
 """Copies the skills bundled in the package into coding-agent homes.
 
-Each skill is copied next to its destination and swapped in by rename, so an
-interrupted install never leaves half a tree behind.
+The homes are the ones the agents themselves use (`AgentHomes`: CLAUDE_CONFIG_DIR, CODEX_HOME,
+XDG_CONFIG_HOME, else their defaults under $HOME). Each skill is copied next to its
+destination and swapped in by rename, so an interrupted install never leaves half a tree
+behind.
 """
 
 from __future__ import annotations
@@ -12,29 +14,24 @@ import uuid
 from pathlib import Path
 
 from cafleet.application.ports import SkillInstaller
+from cafleet.domain.agent_homes import AgentHomes
 from cafleet.domain.errors import Invalid, Unavailable
 from cafleet.domain.skills import SKILL_NAMES, SkillHome
 
 BUNDLE = Path(__file__).resolve().parent.parent.parent / "skills"
 
-# coding agent -> (its home directory, its skills directory), relative to $HOME
-LAYOUT = {
-    SkillHome.CLAUDE: (Path(".claude"), Path(".claude", "skills")),
-    SkillHome.CODEX: (Path(".codex"), Path(".codex", "skills")),
-    SkillHome.OPENCODE: (Path(".config", "opencode"), Path(".config", "opencode", "skills")),
-}
-
 
 class FilesystemSkillInstaller(SkillInstaller):
-    def __init__(self, home: Path, bundle: Path = BUNDLE) -> None:
-        self._home = home
+    def __init__(self, homes: AgentHomes, bundle: Path = BUNDLE) -> None:
+        self._homes = homes
         self._bundle = bundle
 
     def detected_homes(self) -> list[SkillHome]:
-        return [agent for agent in SkillHome if (self._home / LAYOUT[agent][0]).is_dir()]
+        """Agents whose config home is an existing directory."""
+        return [agent for agent in SkillHome if self._homes.config_home(agent).is_dir()]
 
     def skills_dir(self, home: SkillHome) -> Path:
-        return self._home / LAYOUT[home][1]
+        return self._homes.skills_dir(home)
 
     def install(self, home: SkillHome) -> Path:
         if not all((self._bundle / name / "SKILL.md").is_file() for name in SKILL_NAMES):

@@ -1,0 +1,61 @@
+"""Where each coding agent keeps its configuration, as its own environment variables say.
+
+- Claude Code: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
+- Codex: `$CODEX_HOME`, else `~/.codex`.
+- OpenCode: `$XDG_CONFIG_HOME/opencode`, else `~/.config/opencode`.
+
+Skills live in `<config home>/skills`; the opencode agent preset in
+`<config home>/agents/cafleet.md`. An empty variable counts as unset, and so does a relative
+one (the XDG base-directory rule: only an absolute path is a usable value). Nothing here
+touches the filesystem.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from cafleet.domain.skills import SkillHome
+
+OPENCODE_PRESET_NAME = "cafleet"
+
+
+@dataclass(frozen=True)
+class AgentHomes:
+    """Each coding agent's resolved configuration home."""
+
+    claude: Path
+    codex: Path
+    opencode: Path
+
+    @classmethod
+    def from_environ(cls, env: Mapping[str, str], home: Path) -> AgentHomes:
+        xdg_config = _absolute(env.get("XDG_CONFIG_HOME")) or home / ".config"
+        return cls(
+            claude=_absolute(env.get("CLAUDE_CONFIG_DIR")) or home / ".claude",
+            codex=_absolute(env.get("CODEX_HOME")) or home / ".codex",
+            opencode=xdg_config / "opencode",
+        )
+
+    def config_home(self, agent: SkillHome) -> Path:
+        return {
+            SkillHome.CLAUDE: self.claude,
+            SkillHome.CODEX: self.codex,
+            SkillHome.OPENCODE: self.opencode,
+        }[agent]
+
+    def skills_dir(self, agent: SkillHome) -> Path:
+        return self.config_home(agent) / "skills"
+
+    @property
+    def opencode_preset(self) -> Path:
+        """The file `opencode --agent cafleet` loads."""
+        return self.opencode / "agents" / f"{OPENCODE_PRESET_NAME}.md"
+
+
+def _absolute(value: str | None) -> Path | None:
+    if not value:
+        return None
+    path = Path(value)
+    return path if path.is_absolute() else None
