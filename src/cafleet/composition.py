@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cafleet.settings import Settings
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from cafleet.application.setup import SkillsService
     from cafleet.application.spawning import MemberSpawner
     from cafleet.application.teardown import PaneTeardown
+    from cafleet.domain.agent_homes import AgentHomes
 
 
 class Components:
@@ -66,6 +68,18 @@ class Components:
         return open_engine(self.settings.require_database_path())
 
     @cached_property
+    def user_home(self) -> Path:
+        return Path(self.env.get("HOME") or Path.home())
+
+    @cached_property
+    def agent_homes(self) -> AgentHomes:
+        """The coding agents' config homes, as CLAUDE_CONFIG_DIR, CODEX_HOME and
+        XDG_CONFIG_HOME resolve them."""
+        from cafleet.domain.agent_homes import AgentHomes
+
+        return AgentHomes.from_environ(self.env, self.user_home)
+
+    @cached_property
     def clock(self) -> Clock:
         from cafleet.adapters.clock import SystemClock
 
@@ -86,8 +100,7 @@ class Components:
             self.pane_drivers,
             FileLocks(runtime_directory(self.env)),
             self.clock,
-            self.settings.submit_delays,
-            self.settings.agent_commands,
+            self.settings.profiles,
         )
 
     @cached_property
@@ -132,15 +145,16 @@ class Components:
         )
 
     def skills(self) -> SkillsService:
-        from pathlib import Path
-
         from cafleet import __version__
         from cafleet.adapters.skills.installer import FilesystemSkillInstaller
         from cafleet.application.setup import SkillsService
 
-        home = Path(self.env.get("HOME") or Path.home())
         return SkillsService(
-            self.install_records, self.clock, FilesystemSkillInstaller(home), __version__
+            self.install_records,
+            self.clock,
+            FilesystemSkillInstaller(self.agent_homes),
+            __version__,
+            user_home=self.user_home,
         )
 
     def require_current_skills(self) -> None:
@@ -160,9 +174,9 @@ class Components:
         require_current(installs, __version__)
 
     def member_spawner(self) -> MemberSpawner:
-        from pathlib import Path
-
+        from cafleet.adapters.launch_pads import RuntimeLaunchPads
         from cafleet.adapters.opencode_preset import ensure_opencode_preset
+        from cafleet.adapters.pane_locks import runtime_directory
         from cafleet.adapters.programs import SystemPrograms
         from cafleet.application.spawning import MemberSpawner, SpawnContext
 
@@ -172,15 +186,20 @@ class Components:
             cwd=os.getcwd(),
             database_url=f"sqlite:///{path}",
             default_agent_command=self.settings.custom_agent_command,
-            home=Path(self.env.get("HOME") or Path.home()),
+            home=self.user_home,
+            start_timeout=self.settings.start_timeout,
+            database_dir=str(path.parent),
         )
+        preset = self.agent_homes.opencode_preset
         return MemberSpawner(
             self.uow,
             self.clock,
             self.pane_drivers,
             SystemPrograms(self.env),
             context,
-            ensure_opencode_preset,
+            lambda _home: ensure_opencode_preset(preset),  # where opencode looks, not under HOME
+            RuntimeLaunchPads(runtime_directory(self.env)),
+            self.settings.profiles,
         )
 
     def member_removal(self) -> MemberRemoval:
@@ -191,9 +210,11 @@ class Components:
     def messaging(self) -> MessagingService:
         from cafleet.application.messaging import MessagingService
 
-        return MessagingService(self.uow, self.clock, self.notifier)
+        return MessagingService(
+            self.uow, self.clock, self.notifier, self.settings.start_timeout + 30
+        )
 
     def members(self) -> MemberService:
         from cafleet.application.members import MemberService
 
-        return MemberService(self.uow, self.clock)
+        return MemberService(self.uow, self.clock, self.pane_drivers)

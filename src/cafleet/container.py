@@ -54,8 +54,7 @@ class Container(containers.DeclarativeContainer):
         pane_drivers,
         pane_locks,
         clock,
-        settings.provided.submit_delays,
-        settings.provided.agent_commands,
+        settings.provided.profiles,
     )
     notifier = providers.Singleton(PaneNotifier, keystrokes, settings.provided.max_text_len)
     locator = providers.Singleton(EnvironmentPaneLocator, environ)
@@ -76,7 +75,7 @@ class Container(containers.DeclarativeContainer):
         settings.provided.monitor_stall_interval,
     )
     messaging = providers.Factory(MessagingService, uow, clock, notifier)
-    members = providers.Factory(MemberService, uow, clock)
+    members = providers.Factory(MemberService, uow, clock, pane_drivers)
     admin = providers.Factory(AdminService, uow, clock, process, fleets, messaging, monitor)
 
 

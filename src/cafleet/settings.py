@@ -9,22 +9,21 @@ one-line message a user sees.
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TypeVar
 
+from cafleet.domain.agent_profiles import PROFILES, AgentProfiles, ProfileOverrides, ReadyRule
 from cafleet.domain.errors import Invalid
+from cafleet.domain.placement import CodingAgent
 
 T = TypeVar("T")
 
-AGENT_BACKENDS = ("claude", "codex", "opencode", "custom")
-DEFAULT_SUBMIT_DELAYS = {"claude": 1.0, "codex": 1.0, "opencode": 1.0, "custom": 0.2}
-DEFAULT_AGENT_COMMANDS = {
-    "claude": ("claude", "node"),
-    "codex": ("codex", "node"),
-    "opencode": ("opencode", "node", "bun"),
-}
+AGENT_BACKENDS = tuple(agent.value for agent in CodingAgent)
+DEFAULT_START_TIMEOUT = 90.0
 
 
 @dataclass(frozen=True)
@@ -37,12 +36,15 @@ class Settings:
     max_text_len: int = 200
     multiplexer: str | None = None
     monitor_stall_interval: int = 240
-    submit_delays: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_SUBMIT_DELAYS))
-    agent_commands: Mapping[str, tuple[str, ...]] = field(
-        default_factory=lambda: dict(DEFAULT_AGENT_COMMANDS)
-    )
+    agent_overrides: Mapping[CodingAgent, ProfileOverrides] = field(default_factory=dict)
+    start_timeout: float = DEFAULT_START_TIMEOUT
     custom_agent_command: str | None = None
     debug: bool = False
+
+    @cached_property
+    def profiles(self) -> AgentProfiles:
+        """The coding-agent profiles with the user's overrides applied."""
+        return AgentProfiles.resolved(self.agent_overrides)
 
     @staticmethod
     def from_environ(env: Mapping[str, str] | None = None) -> Settings:
@@ -59,14 +61,8 @@ class Settings:
             # validated where the caller's own pane matters (fleet create, doctor)
             multiplexer=env.get("CAFLEET_MULTIPLEXER") or None,
             monitor_stall_interval=_read(env, "CAFLEET_MONITOR_STALL_INTERVAL", 240, _integer),
-            submit_delays={
-                agent: _read(env, f"CAFLEET_SUBMIT_DELAY_{agent.upper()}", default, _delay)
-                for agent, default in DEFAULT_SUBMIT_DELAYS.items()
-            },
-            agent_commands={
-                agent: _read(env, f"CAFLEET_AGENT_COMMANDS_{agent.upper()}", default, _names)
-                for agent, default in DEFAULT_AGENT_COMMANDS.items()
-            },
+            agent_overrides={agent: _overrides(env, agent) for agent in CodingAgent},
+            start_timeout=_read(env, "CAFLEET_START_TIMEOUT", DEFAULT_START_TIMEOUT, _timeout),
             custom_agent_command=env.get("CAFLEET_CUSTOM_AGENT_COMMAND") or None,
             debug=env.get("CAFLEET_DEBUG", "") not in ("", "0"),
         )
@@ -138,6 +134,51 @@ def _delay(raw: str) -> float:
         value = -1.0
     if not 0 <= value <= 10:
         raise ValueError("expected a number of seconds between 0 and 10")
+    return value
+
+
+def _overrides(env: Mapping[str, str], agent: CodingAgent) -> ProfileOverrides:
+    """CAFLEET_SUBMIT_DELAY_, _AGENT_COMMANDS_, _AGENT_ARGS_ and _READY_RULES_<AGENT>."""
+    suffix = agent.value.upper()
+    delay = _read(env, f"CAFLEET_SUBMIT_DELAY_{suffix}", None, _delay)
+    rules = _read(env, f"CAFLEET_READY_RULES_{suffix}", None, _rules_for(agent))
+    if agent is CodingAgent.CUSTOM:  # its names and flags come from its command template
+        return ProfileOverrides(submit_delay=delay, ready_rules=rules)
+    return ProfileOverrides(
+        submit_delay=delay,
+        foreground_names=_read(env, f"CAFLEET_AGENT_COMMANDS_{suffix}", None, _names),
+        extra_args=_read(env, f"CAFLEET_AGENT_ARGS_{suffix}", (), _arguments),
+        ready_rules=rules,
+    )
+
+
+def _arguments(raw: str) -> tuple[str, ...]:
+    try:
+        return tuple(shlex.split(raw))
+    except ValueError as exc:
+        raise ValueError(f"expected shell words: {exc}") from None
+
+
+def _rules_for(agent: CodingAgent) -> Callable[[str], tuple[ReadyRule, ...]]:
+    """A parser of readiness rules that accepts only those this agent can satisfy."""
+    possible = {rule.value: rule for rule in PROFILES[agent].possible_rules}
+
+    def parse(raw: str) -> tuple[ReadyRule, ...]:
+        names = [n.strip() for n in raw.split(",") if n.strip()]
+        if not names or any(name not in possible for name in names):
+            raise ValueError(f"expected a comma-separated list of {', '.join(possible)}")
+        return tuple(possible[name] for name in names)
+
+    return parse
+
+
+def _timeout(raw: str) -> float:
+    try:
+        value = float(raw.strip())
+    except ValueError:
+        value = -1.0
+    if not 1 <= value <= 3600:
+        raise ValueError("expected a number of seconds between 1 and 3600")
     return value
 
 

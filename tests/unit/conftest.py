@@ -77,9 +77,7 @@ def pane_drivers() -> FakePaneDrivers:
 
 def fake_keystrokes(drivers: FakePaneDrivers, clock: FakeClock) -> KeystrokeSender:
     defaults = Settings.from_environ({"CAFLEET_DATABASE_URL": "sqlite://", "HOME": "/nonexistent"})
-    return KeystrokeSender(
-        drivers, ThreadLocks(), clock, defaults.submit_delays, defaults.agent_commands
-    )
+    return KeystrokeSender(drivers, ThreadLocks(), clock, defaults.profiles)
 
 
 @pytest.fixture
@@ -151,8 +149,10 @@ class World:
         coding_agent: CodingAgent = CodingAgent.CLAUDE,
         description: str | None = None,
         skills: tuple[str, ...] = (),
+        starting: bool = False,
     ) -> int:
-        """A pane-bound member beside the Director (pane_id None = pending placement)."""
+        """A pane-bound member beside the Director (pane_id None = pending placement), its
+        agent seen ready by its hook unless `starting`."""
         fleet_id = made.fleet.fleet_id
         director = made.director.agent_id
         with self.store(write=True) as uow:
@@ -179,6 +179,8 @@ class World:
                     coding_agent=coding_agent,
                     created_at=now,
                     socket=made.placement.socket,
+                    ready_at=None if starting or pane_id is None else now,
+                    ready_rule=None if starting or pane_id is None else "hook",
                 )
             )
             if card_kind is None:

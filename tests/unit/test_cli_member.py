@@ -7,14 +7,23 @@ import json
 import pytest
 
 from cafleet.domain.agent import CardKind
-from cafleet.domain.placement import CodingAgent
+from cafleet.domain.placement import CodingAgent, Multiplexer
 
 TS = "2026-01-01T08:00:00.000000+00:00"
+SOCKET = "tmux-test.sock"  # the fake tmux server the harness's fleets live on
 
 
 @pytest.fixture
 def made(run):
     return run.world.fleet("alpha")
+
+
+def placed(run, made, name: str = "worker", *, pane_id: str | None = "%1", **changes) -> int:
+    """A registered member whose pane is open on the fleet's fake tmux server."""
+    agent_id = run.world.member(made, name, pane_id=pane_id, **changes)
+    if pane_id is not None:
+        run.pane_drivers(Multiplexer.TMUX, SOCKET).add_pane("claude", pane_id=pane_id)
+    return agent_id
 
 
 def member_list(run, made, *extra: str):
@@ -38,7 +47,7 @@ def test_list_of_a_fleet_without_members(run, made) -> None:
 
 
 def test_list_of_one_member_is_a_count_line_and_an_indented_table(run, made) -> None:
-    worker = run.world.member(made, "worker", pane_id="%1")
+    worker = placed(run, made, "worker", pane_id="%1")
 
     result = member_list(run, made)
 
@@ -52,8 +61,8 @@ def test_list_of_one_member_is_a_count_line_and_an_indented_table(run, made) -> 
 
 
 def test_list_counts_several_members_in_id_order_and_shows_pending_panes(run, made) -> None:
-    first = run.world.member(made, "builder", pane_id="%1", coding_agent=CodingAgent.OPENCODE)
-    second = run.world.member(made, "watch", pane_id=None, card_kind=CardKind.MONITORING_MEMBER)
+    first = placed(run, made, "builder", pane_id="%1", coding_agent=CodingAgent.OPENCODE)
+    second = placed(run, made, "watch", pane_id=None, card_kind=CardKind.MONITORING_MEMBER)
 
     lines = member_list(run, made).stdout.splitlines()
 
@@ -68,7 +77,7 @@ def test_list_counts_several_members_in_id_order_and_shows_pending_panes(run, ma
 
 
 def test_list_all_shows_every_active_agent_with_its_kind(run, made) -> None:
-    worker = run.world.member(made, "worker", pane_id="%1", coding_agent=CodingAgent.CODEX)
+    worker = placed(run, made, "worker", pane_id="%1", coding_agent=CodingAgent.CODEX)
     director, admin = made.director.agent_id, made.administrator.agent_id
 
     result = member_list(run, made, "--all")
@@ -102,8 +111,8 @@ def test_list_all_and_activity_are_mutually_exclusive(run, made) -> None:
 
 def test_list_activity_shows_times_and_idle(run, made) -> None:
     fid, director = str(made.fleet.fleet_id), str(made.director.agent_id)
-    worker = run.world.member(made, "worker", pane_id="%1")
-    quiet = run.world.member(made, "quiet", pane_id="%2")
+    worker = placed(run, made, "worker", pane_id="%1")
+    quiet = placed(run, made, "quiet", pane_id="%2")
     w = str(worker)
     run("message", "send", "--fleet-id", fid, "--agent-id", director, "--to", w, "--text", "go")
     run.clock.advance(60)
@@ -125,7 +134,7 @@ def test_list_activity_shows_times_and_idle(run, made) -> None:
 
 
 def test_list_json_default_all_and_activity(run, made) -> None:
-    worker = run.world.member(made, "worker", pane_id="%1")
+    worker = placed(run, made, "worker", pane_id="%1")
     placement = {
         "director_agent_id": made.director.agent_id,
         "backend": "tmux",
@@ -134,6 +143,8 @@ def test_list_json_default_all_and_activity(run, made) -> None:
         "mux_pane_id": "%1",
         "coding_agent": "claude",
         "created_at": TS,
+        "ready_at": TS,
+        "ready_rule": "hook",
     }
     base = {
         "agent_id": worker,
@@ -142,6 +153,7 @@ def test_list_json_default_all_and_activity(run, made) -> None:
         "status": "active",
         "registered_at": TS,
         "placement": placement,
+        "pane_state": "running",
     }
     fid = str(made.fleet.fleet_id)
 
@@ -152,6 +164,7 @@ def test_list_json_default_all_and_activity(run, made) -> None:
     assert default == [base]
     assert [a["kind"] for a in everyone] == ["director", "administrator", "member"]
     assert everyone[1]["placement"] is None
+    assert [a["pane_state"] for a in everyone] == [None, None, "running"]  # members only
     assert everyone[2] == {**base, "kind": "member"}
     assert activity == [
         {**base, "last_sent": None, "last_recv": None, "last_ack": None, "idle": None}
@@ -192,7 +205,7 @@ def test_list_of_a_deleted_fleet(run, made) -> None:
 
 
 def test_show_compact_is_id_name_status(run, made) -> None:
-    worker = run.world.member(made, "worker", pane_id="%1")
+    worker = placed(run, made, "worker", pane_id="%1")
 
     result = member_show(run, made, worker)
 
@@ -200,7 +213,7 @@ def test_show_compact_is_id_name_status(run, made) -> None:
 
 
 def test_show_full_of_a_member(run, made) -> None:
-    worker = run.world.member(made, "worker", pane_id="%1", skills=("review", "deploy"))
+    worker = placed(run, made, "worker", pane_id="%1", skills=("review", "deploy"))
 
     result = member_show(run, made, worker, "--full")
 
@@ -234,7 +247,7 @@ def test_show_full_of_the_director_and_the_administrator(run, made) -> None:
 
 
 def test_show_full_of_a_pending_member_prints_a_dash_for_the_pane(run, made) -> None:
-    pending = run.world.member(made, "pending", pane_id=None)
+    pending = placed(run, made, "pending", pane_id=None)
 
     lines = member_show(run, made, pending, "--full").stdout.splitlines()
 
@@ -242,7 +255,7 @@ def test_show_full_of_a_pending_member_prints_a_dash_for_the_pane(run, made) -> 
 
 
 def test_show_full_truncates_the_description_to_sixty_codepoints(run, made) -> None:
-    worker = run.world.member(made, "worker", description="é" * 61)
+    worker = placed(run, made, "worker", description="é" * 61)
 
     lines = member_show(run, made, worker, "--full").stdout.splitlines()
 
@@ -250,7 +263,7 @@ def test_show_full_truncates_the_description_to_sixty_codepoints(run, made) -> N
 
 
 def test_show_json(run, made) -> None:
-    worker = run.world.member(made, "worker", pane_id="%1", skills=("review",))
+    worker = placed(run, made, "worker", pane_id="%1", skills=("review",))
 
     result = run(
         "--json", "member", "show", "--fleet-id", str(made.fleet.fleet_id),
@@ -273,14 +286,87 @@ def test_show_json(run, made) -> None:
             "mux_pane_id": "%1",
             "coding_agent": "claude",
             "created_at": TS,
+            "ready_at": TS,
+            "ready_rule": "hook",
         },
+        "pane_state": "running",
     }
+
+
+def test_show_json_of_a_starting_member_has_no_ready_time(run, made) -> None:
+    worker = placed(run, made, "worker", pane_id="%1", starting=True)
+
+    result = run(
+        "--json", "member", "show", "--fleet-id", str(made.fleet.fleet_id),
+        "--member-id", str(worker),
+    )  # fmt: skip
+
+    shown = json.loads(result.stdout)
+    placement = shown["placement"]
+    assert (placement["mux_pane_id"], placement["ready_at"], placement["ready_rule"]) == (
+        "%1",
+        None,
+        None,
+    )
+    assert shown["pane_state"] == "starting"
+
+
+# -- the pane as its multiplexer sees it -----------------------------------------------------
+
+
+def test_list_shows_a_member_whose_pane_closed_and_one_still_starting(run, made) -> None:
+    gone = run.world.member(made, "gone", pane_id="%5")  # no such pane on the server
+    starting = placed(run, made, "starting", pane_id="%6", starting=True)
+    running = placed(run, made, "running", pane_id="%7")
+    pending = placed(run, made, "pending", pane_id=None)
+
+    lines = member_list(run, made).stdout.splitlines()
+
+    statuses = {int(line.split()[0]): line.split()[2] for line in lines[3:]}
+    assert statuses == {
+        gone: "pane-gone",
+        starting: "starting",
+        running: "active",
+        pending: "active",  # no pane yet: nothing to ask the multiplexer
+    }
+
+
+def test_show_of_a_member_whose_pane_closed(run, made) -> None:
+    gone = run.world.member(made, "gone", pane_id="%5")
+
+    compact = member_show(run, made, gone)
+    shown = json.loads(
+        run("--json", "member", "show", "--fleet-id", str(made.fleet.fleet_id),
+            "--member-id", str(gone)).stdout
+    )  # fmt: skip
+
+    assert compact.stdout == f"{gone} gone pane-gone\n"
+    assert (shown["status"], shown["pane_state"]) == ("active", "gone")
+
+
+def test_a_dead_pane_counts_as_gone(run, made) -> None:
+    worker = placed(run, made, "worker", pane_id="%1")
+    run.pane_drivers(Multiplexer.TMUX, SOCKET).panes["%1"].dead = True
+
+    assert member_show(run, made, worker).stdout == f"{worker} worker pane-gone\n"
+
+
+def test_an_unreachable_multiplexer_leaves_the_registry_status(run, made) -> None:
+    worker = placed(run, made, "worker", pane_id="%1")
+    run.pane_drivers(Multiplexer.TMUX, SOCKET).unreachable = "server exited"
+
+    result = run(
+        "--json", "member", "list", "--fleet-id", str(made.fleet.fleet_id),
+    )  # fmt: skip
+
+    assert member_show(run, made, worker).stdout == f"{worker} worker active\n"
+    assert json.loads(result.stdout)[0]["pane_state"] is None
 
 
 @pytest.mark.parametrize("case", ["unknown", "other-fleet", "deregistered"])
 def test_show_of_an_agent_outside_reach_is_one_error(run, made, case: str) -> None:
     other = run.world.fleet("beta")
-    worker = run.world.member(made, "worker", pane_id="%1")
+    worker = placed(run, made, "worker", pane_id="%1")
     target = {"unknown": 404, "other-fleet": other.director.agent_id, "deregistered": worker}[case]
     if case == "deregistered":
         run.world.deregister(worker)
@@ -304,20 +390,20 @@ def nudge(run, made, member_id: int, *extra: str, sender: int | None = None):
 
 
 def test_nudge_with_a_dispatched_preview(run, made) -> None:
-    worker = run.world.member(made, "worker", pane_id="%1")
+    worker = placed(run, made, "worker", pane_id="%1")
 
     result = nudge(run, made, worker, "--text", "wake up")
 
     [message] = run.world.all_messages()
     assert result.exit_code == 0
-    assert result.stdout == (
-        f"Nudged worker (%1) — task {message.task_id} queued, Esc-safeguarded preview dispatched.\n"
+    assert (
+        result.stdout == f"Nudged worker (%1) — task {message.task_id} queued, preview submitted.\n"
     )
     assert message.text == "wake up"
 
 
 def test_nudge_of_a_pending_member(run, made) -> None:
-    pending = run.world.member(made, "newbie", pane_id=None)
+    pending = placed(run, made, "newbie", pane_id=None)
 
     result = nudge(run, made, pending, "--text", "hi")
 
@@ -333,12 +419,12 @@ def test_nudge_names_the_reason_when_the_preview_was_not_delivered(run, made) ->
     [message] = run.world.all_messages()
     assert result.stdout == (
         f"Nudged Director (%0) — task {message.task_id} queued;"
-        " inline preview not delivered (self).\n"
+        " preview skipped: the recipient is the sender.\n"
     )
 
 
 def test_nudge_json(run, made) -> None:
-    worker = run.world.member(made, "worker", pane_id="%1")
+    worker = placed(run, made, "worker", pane_id="%1")
 
     result = run(
         "--json", "member", "nudge", "--fleet-id", str(made.fleet.fleet_id),
@@ -369,7 +455,7 @@ def test_nudge_of_the_administrator_is_a_placement_error(run, made) -> None:
 
 
 def test_nudge_by_an_inactive_sender(run, made) -> None:
-    worker = run.world.member(made, "worker", pane_id="%1")
+    worker = placed(run, made, "worker", pane_id="%1")
 
     result = nudge(run, made, worker, "--text", "x", sender=777)
 

@@ -167,6 +167,44 @@ def test_send_json_reports_a_failed_notification(run, team: Team) -> None:
     }
 
 
+@pytest.mark.parametrize(
+    ("recipient", "words"),
+    [
+        ("self", "the recipient is the sender"),
+        ("admin", "the recipient has no pane"),
+        ("pending", "the recipient's pane is not recorded yet"),
+    ],
+)
+def test_send_text_names_why_no_preview_was_typed(
+    run, team: Team, recipient: str, words: str
+) -> None:
+    to = {"self": team.director, "admin": team.admin, "pending": team.pending}[recipient]
+
+    result = run(*team.args("send", team.director, "--to", str(to), "--text", "x"))
+
+    assert result.exit_code == 0
+    assert result.stdout.startswith("Message sent.\n")
+    assert result.stdout.endswith(f"\nx\npreview skipped: {words}\n")
+
+
+def test_send_text_names_a_failed_preview(run, team: Team) -> None:
+    run.notifier = RecordingNotifier(
+        lambda a: PushOutcome.failed("tmux send-keys timed out after 5s", "tmux", "%1")
+    )
+
+    result = send(run, team)
+
+    assert result.stdout.endswith("\npreview failed: tmux send-keys timed out after 5s\n")
+
+
+def test_send_quiet_stays_the_task_id_when_the_preview_was_skipped(run, team: Team) -> None:
+    result = run(
+        *team.args("send", team.director, "--to", str(team.pending), "--text", "x", "--quiet")
+    )
+
+    assert result.stdout == f"{only_message(run).task_id}\n"
+
+
 def test_send_truncates_compact_text_and_json_but_stores_the_full_body(run, team: Team) -> None:
     env = {"CAFLEET_MAX_TEXT_LEN": "5"}
     text_result = run(
@@ -244,8 +282,11 @@ def test_broadcast_prints_id_recipients_and_delivered(run, team: Team) -> None:
 
     summary = next(m for m in run.world.all_messages() if m.is_summary)
     assert result.exit_code == 0
-    # recipients: the Director (pane %0, pushed) and the pending member (skipped)
-    assert result.stdout == f"broadcast id={summary.task_id} recipients=2 delivered=1\n"
+    # recipients: the Director (pane %0, pushed) and the pending member (skipped, named)
+    assert result.stdout == (
+        f"broadcast id={summary.task_id} recipients=2 delivered=1\n"
+        f"  to {team.pending}: preview skipped: the recipient's pane is not recorded yet\n"
+    )
 
 
 def test_broadcast_full_prints_the_summary_in_full(run, team: Team) -> None:
@@ -258,6 +299,7 @@ def test_broadcast_full_prints_the_summary_in_full(run, team: Team) -> None:
         f"  from:  {team.director}\n"
         "  type:  broadcast_summary\n"
         "  text:  Broadcast sent to 2 recipients\n"
+        f"  to {team.pending}: preview skipped: the recipient's pane is not recorded yet\n"
     )
 
 

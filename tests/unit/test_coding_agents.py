@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from cafleet.domain.agent_profiles import AgentProfiles, ProfileOverrides, session_variables
 from cafleet.domain.coding_agents import (
     CustomCommand,
     LaunchSpec,
@@ -186,8 +187,11 @@ class TestBuiltInArgv:
             "/usr/local/bin/claude",
             "--permission-mode",
             "dontAsk",
+            "--allowedTools",
+            "Bash(cafleet:*)",
             "--name",
             "coder",
+            "--",
             "go",
         ]
 
@@ -196,27 +200,37 @@ class TestBuiltInArgv:
             "/usr/local/bin/claude",
             "--permission-mode",
             "dontAsk",
+            "--allowedTools",
+            "Bash(cafleet:*)",
             "--name",
             "coder",
             "--model",
             "opus",
+            "--",
             "go",
         ]
 
     def test_codex_does_not_get_the_name(self) -> None:
         assert self.argv(CodingAgent.CODEX) == [
             "/usr/local/bin/codex",
+            "--no-daemon",
             "--ask-for-approval",
             "never",
             "--sandbox",
             "workspace-write",
+            "-c",
+            "allow_login_shell=false",
+            "-c",
+            "sandbox_workspace_write.network_access=true",
+            "--",
             "go",
         ]
 
     def test_codex_with_model(self) -> None:
-        assert self.argv(CodingAgent.CODEX, model="gpt-5 high")[-3:] == [
+        assert self.argv(CodingAgent.CODEX, model="gpt-5 high")[-4:] == [
             "--model",
             "gpt-5 high",
+            "--",
             "go",
         ]
 
@@ -246,6 +260,47 @@ class TestBuiltInArgv:
         argv = self.argv(agent, prompt=prompt)
         assert argv[-1] == prompt
         assert argv.count(prompt) == 1
+
+    @pytest.mark.parametrize(
+        ("agent", "before"),
+        [(CodingAgent.CLAUDE, "--"), (CodingAgent.CODEX, "--"), (CodingAgent.OPENCODE, "--prompt")],
+    )
+    def test_a_prompt_that_looks_like_an_option_is_never_read_as_one(
+        self, agent: CodingAgent, before: str
+    ) -> None:
+        argv = self.argv(agent, prompt="--dangerously-skip-permissions")
+        assert argv[-2:] == [before, "--dangerously-skip-permissions"]
+
+    def test_the_launch_spec_passes_the_hook_settings_and_database_dir(self) -> None:
+        claude = LaunchSpec.validated(CodingAgent.CLAUDE, name="coder").argv(
+            binary="/b/claude",
+            prompt="go",
+            identity=IDENTITY,
+            database_dir="/data",
+            hook_settings="/run/pad/agent-settings.json",
+        )
+        codex = LaunchSpec.validated(CodingAgent.CODEX, name="coder").argv(
+            binary="/b/codex",
+            prompt="go",
+            identity=IDENTITY,
+            database_dir="/data",
+            hook_settings="/run/pad/agent-settings.json",
+        )
+        assert claude[-4:] == ["--settings", "/run/pad/agent-settings.json", "--", "go"]
+        assert "--add-dir" not in claude
+        assert codex[-4:] == ["--add-dir", "/data", "--", "go"]
+        assert "--settings" not in codex
+
+    def test_the_launch_spec_uses_the_profile_it_is_given(self) -> None:
+        profile = AgentProfiles.resolved(
+            {CodingAgent.OPENCODE: ProfileOverrides(extra_args=("--log-level", "DEBUG"))}
+        )[CodingAgent.OPENCODE]
+        argv = LaunchSpec.validated(CodingAgent.OPENCODE, name="coder").argv(
+            binary="/b/opencode", prompt="go", identity=IDENTITY, profile=profile
+        )
+        assert argv == [
+            "/b/opencode", "--agent", "cafleet", "--log-level", "DEBUG", "--prompt", "go",
+        ]  # fmt: skip
 
     @pytest.mark.parametrize("agent", [CodingAgent.CLAUDE, CodingAgent.CODEX, CodingAgent.OPENCODE])
     def test_empty_prompt_still_yields_several_elements(self, agent: CodingAgent) -> None:
@@ -645,24 +700,41 @@ class TestAcceptedCommands:
 # --- member pane environment ---------------------------------------------------------------------
 
 
+IDENTITY_ENV = {
+    "CAFLEET_FLEET_ID": "4",
+    "CAFLEET_AGENT_ID": "17",
+    "CAFLEET_DATABASE_URL": "sqlite:////data/cafleet.db",
+    "CAFLEET_MULTIPLEXER": "herdr",
+}
+
+
 class TestMemberEnvironment:
-    def environment(self, caller: dict[str, str]) -> dict[str, str]:
+    def environment(
+        self, caller: dict[str, str], withheld: tuple[str, ...] | frozenset[str] = ()
+    ) -> dict[str, str]:
         return member_environment(
             caller,
             fleet_id=4,
             agent_id=17,
             database_url="sqlite:////data/cafleet.db",
             multiplexer=Multiplexer.HERDR,
+            withheld=withheld,
         )
 
-    def test_identity_and_path(self) -> None:
-        assert self.environment({"PATH": "/usr/bin:/bin", "HOME": "/home/me"}) == {
-            "CAFLEET_FLEET_ID": "4",
-            "CAFLEET_AGENT_ID": "17",
-            "CAFLEET_DATABASE_URL": "sqlite:////data/cafleet.db",
-            "CAFLEET_MULTIPLEXER": "herdr",
+    def test_the_whole_caller_environment_is_handed_on(self) -> None:
+        caller = {
             "PATH": "/usr/bin:/bin",
+            "HOME": "/home/me",
+            "ANTHROPIC_API_KEY": "sk-x",
+            "OPENAI_API_KEY": "sk-y",
+            "CLAUDE_CONFIG_DIR": "/home/me/.claude-work",
+            "CODEX_HOME": "/home/me/.codex-work",
+            "XDG_CONFIG_HOME": "/home/me/.config",
+            "HTTPS_PROXY": "http://proxy:3128",
+            "LANG": "en_US.UTF-8",
+            "cafleet_lower": "x",
         }
+        assert self.environment(caller) == {**caller, **IDENTITY_ENV}
 
     def test_other_cafleet_settings_are_forwarded(self) -> None:
         env = self.environment({"CAFLEET_MAX_TEXT_LEN": "50", "CAFLEET_SUBMIT_DELAY_CUSTOM": "0"})
@@ -678,19 +750,34 @@ class TestMemberEnvironment:
                 "CAFLEET_MULTIPLEXER": "tmux",
             }
         )
-        assert env["CAFLEET_FLEET_ID"] == "4"
-        assert env["CAFLEET_AGENT_ID"] == "17"
-        assert env["CAFLEET_DATABASE_URL"] == "sqlite:////data/cafleet.db"
-        assert env["CAFLEET_MULTIPLEXER"] == "herdr"
+        assert env == IDENTITY_ENV
 
-    def test_other_variables_are_not_forwarded(self) -> None:
-        env = self.environment({"TMUX": "/tmp/x,1,0", "HOME": "/h", "cafleet_lower": "x"})
-        assert set(env) == {
-            "CAFLEET_FLEET_ID",
-            "CAFLEET_AGENT_ID",
-            "CAFLEET_DATABASE_URL",
-            "CAFLEET_MULTIPLEXER",
-        }
+    def test_the_webui_token_and_the_callers_pane_are_withheld(self) -> None:
+        env = self.environment(
+            {
+                "CAFLEET_WEBUI_TOKEN": "0123456789abcdef",
+                "TMUX": "/tmp/x,1,0",
+                "TMUX_PANE": "%3",
+                "HERDR_ENV": "1",
+                "HERDR_PANE_ID": "w1:p1",
+                "HERDR_SOCKET_PATH": "/run/herdr.sock",
+                "HOME": "/h",
+            }
+        )
+        assert env == {"HOME": "/h", **IDENTITY_ENV}
+
+    def test_named_variables_are_withheld(self) -> None:
+        env = self.environment(
+            {"CLAUDECODE": "1", "CODEX_SANDBOX": "seatbelt", "KEEP": "yes"},
+            withheld=("CLAUDECODE", "CODEX_SANDBOX"),
+        )
+        assert env == {"KEEP": "yes", **IDENTITY_ENV}
+
+    def test_every_agents_session_variables_are_withheld_by_the_spawner_s_list(self) -> None:
+        caller = dict.fromkeys(session_variables(), "set-by-an-agent") | {"PATH": "/bin"}
+        env = self.environment(caller, withheld=session_variables())
+        assert env == {"PATH": "/bin", **IDENTITY_ENV}
+        assert {"CLAUDECODE", "CODEX_SANDBOX", "OPENCODE"} <= session_variables()
 
     def test_tmux_multiplexer(self) -> None:
         env = member_environment(

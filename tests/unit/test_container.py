@@ -6,9 +6,10 @@ import pytest
 
 from cafleet.adapters.fake.store import MemoryStore
 from cafleet.application.members import ListMode
+from cafleet.application.ports import PushTarget
 from cafleet.container import build_fake_container
 from cafleet.domain.delivery import DeliveryState
-from cafleet.domain.placement import CodingAgent
+from cafleet.domain.placement import CodingAgent, Multiplexer
 from cafleet.settings import Settings
 
 
@@ -65,3 +66,21 @@ def test_the_fake_container_accepts_explicit_settings() -> None:
     )
 
     assert build_fake_container(settings).settings().max_text_len == 7
+
+
+def test_the_keystroke_sender_uses_the_settings_profiles() -> None:
+    settings = Settings.from_environ(
+        {
+            "CAFLEET_DATABASE_URL": "sqlite://",
+            "CAFLEET_SUBMIT_DELAY_CLAUDE": "0.7",
+            "CAFLEET_AGENT_COMMANDS_CODEX": "codex-dev",
+            "HOME": "/h",
+        }
+    )
+    keystrokes = build_fake_container(settings).keystrokes()
+
+    claude = PushTarget(1, Multiplexer.TMUX, "s", "%1", CodingAgent.CLAUDE)
+    codex = PushTarget(1, Multiplexer.TMUX, "s", "%1", CodingAgent.CODEX)
+    assert keystrokes.profile(claude).submit_delay == 0.7
+    assert keystrokes.accepted_commands(claude) == ("claude",)
+    assert keystrokes.accepted_commands(codex) == ("codex-dev",)

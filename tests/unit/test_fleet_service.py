@@ -48,6 +48,9 @@ def test_create_bootstraps_fleet_director_placement_enrollment_and_administrator
     assert (placement.session, placement.window_id, placement.pane_id) == ("main", "@0", "%0")
     assert placement.socket == "tmux-test.sock"
     assert placement.coding_agent is CodingAgent.CODEX
+    # whatever runs in the Director's own pane is already up: it is never "starting"
+    assert (placement.ready_at, placement.ready_rule) == (placement.created_at, "director")
+    assert not placement.is_starting
 
     schedule = world.get_schedule(director_id)
     assert schedule is not None

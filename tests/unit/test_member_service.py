@@ -7,10 +7,13 @@ from datetime import timedelta
 import pytest
 
 from cafleet.adapters.fake.clock import FakeClock
-from cafleet.application.members import ListMode, MemberService
+from cafleet.adapters.fake.pane_driver import FakePaneDriver, FakePaneDrivers
+from cafleet.application.members import ListMode, MemberService, PaneState
 from cafleet.application.messaging import MessagingService
 from cafleet.domain.agent import AgentKind, CardKind
 from cafleet.domain.errors import NotFound
+from cafleet.domain.panes import PaneInfo
+from cafleet.domain.placement import Multiplexer
 
 
 @pytest.fixture
@@ -176,3 +179,63 @@ def test_activity_counts_broadcast_deliveries_but_not_the_summary(
     assert views[alice].activity.last_recv is None
     assert views[bob].activity.last_recv == at
     assert views[bob].activity.last_sent is None
+
+
+# -- the pane as its multiplexer sees it -------------------------------------------------------
+
+
+class CountingDriver(FakePaneDriver):
+    """A fake server that counts its pane listings."""
+
+    def __init__(self) -> None:
+        super().__init__(Multiplexer.TMUX)
+        self.listings = 0
+
+    def list_panes(self) -> dict[str, PaneInfo]:
+        self.listings += 1
+        return super().list_panes()
+
+
+def test_each_member_gets_its_pane_state_from_one_listing_per_server(
+    store, clock: FakeClock, world, made
+) -> None:
+    drivers, server = FakePaneDrivers(), CountingDriver()
+    drivers.servers[(Multiplexer.TMUX, made.placement.socket)] = server
+    running = world.member(made, "running", pane_id="%1")
+    starting = world.member(made, "starting", pane_id="%2", starting=True)
+    dead = world.member(made, "dead", pane_id="%3")
+    gone = world.member(made, "gone", pane_id="%4")
+    pending = world.member(made, "pending", pane_id=None)
+    server.add_pane("claude", pane_id="%1")
+    server.add_pane("claude", pane_id="%2")
+    server.add_pane("claude", pane_id="%3").dead = True
+
+    listing = MemberService(store, clock, drivers).list(made.fleet.fleet_id, ListMode.ALL)
+
+    states = {v.agent.agent_id: v.pane for v in listing.members}
+    assert states == {
+        made.director.agent_id: None,  # the Director's own pane is not a member's
+        made.administrator.agent_id: None,
+        running: PaneState.RUNNING,
+        starting: PaneState.STARTING,
+        dead: PaneState.GONE,
+        gone: PaneState.GONE,
+        pending: None,
+    }
+    assert server.listings == 1
+
+
+def test_an_unreachable_server_gives_no_pane_state(store, clock: FakeClock, world, made) -> None:
+    drivers = FakePaneDrivers()
+    drivers(Multiplexer.TMUX, made.placement.socket).unreachable = "server exited"
+    worker = world.member(made, "worker", pane_id="%1")
+
+    view = MemberService(store, clock, drivers).show(made.fleet.fleet_id, worker)
+
+    assert view.pane is None
+
+
+def test_without_drivers_no_pane_is_looked_at(members: MemberService, world, made) -> None:
+    worker = world.member(made, "worker", pane_id="%1")
+
+    assert members.show(made.fleet.fleet_id, worker).pane is None

@@ -6,8 +6,17 @@ from pathlib import Path
 
 import pytest
 
+from cafleet.domain.agent_profiles import PROFILES, LaunchContext, ProfileOverrides, ReadyRule
 from cafleet.domain.errors import Invalid
+from cafleet.domain.placement import CodingAgent
 from cafleet.settings import Settings
+
+CLAUDE, CODEX, OPENCODE, CUSTOM = (
+    CodingAgent.CLAUDE,
+    CodingAgent.CODEX,
+    CodingAgent.OPENCODE,
+    CodingAgent.CUSTOM,
+)
 
 HOME = "/home/tester"
 
@@ -33,12 +42,26 @@ def test_defaults() -> None:
     assert s.max_text_len == 200
     assert s.multiplexer is None
     assert s.monitor_stall_interval == 240
-    assert dict(s.submit_delays) == {"claude": 1.0, "codex": 1.0, "opencode": 1.0, "custom": 0.2}
-    assert dict(s.agent_commands) == {
-        "claude": ("claude", "node"),
-        "codex": ("codex", "node"),
-        "opencode": ("opencode", "node", "bun"),
+    assert dict(s.agent_overrides) == {agent: ProfileOverrides() for agent in CodingAgent}
+    assert s.start_timeout == 90.0
+    profiles = s.profiles
+    assert {a: profiles[a].submit_delay for a in CodingAgent} == {
+        CLAUDE: 0.2, CODEX: 0.3, OPENCODE: 0.3, CUSTOM: 0.2,
+    }  # fmt: skip
+    assert {a: profiles[a].foreground_names for a in CodingAgent} == {
+        CLAUDE: ("claude",),
+        CODEX: ("codex", "node"),
+        OPENCODE: ("opencode", "node", "bun"),
+        CUSTOM: (),
     }
+    assert {a: profiles[a].ready_rules for a in CodingAgent} == {
+        CLAUDE: (ReadyRule.HOOK, ReadyRule.SCREEN, ReadyRule.WAIT),
+        CODEX: (ReadyRule.SCREEN, ReadyRule.WAIT),
+        OPENCODE: (ReadyRule.HTTP, ReadyRule.WAIT),
+        CUSTOM: (ReadyRule.WAIT,),
+    }
+    assert all(profiles[a].extra_args == () for a in CodingAgent)
+    assert dict(profiles.profiles) == dict(PROFILES)
     assert s.custom_agent_command is None
     assert s.debug is False
 
@@ -55,10 +78,18 @@ def test_empty_values_mean_the_default() -> None:
         CAFLEET_MAX_TEXT_LEN="",
         CAFLEET_BROKER_PORT="",
         CAFLEET_SUBMIT_DELAY_CODEX="",
+        CAFLEET_AGENT_COMMANDS_CLAUDE="",
+        CAFLEET_AGENT_ARGS_CODEX="",
+        CAFLEET_READY_RULES_CLAUDE="",
+        CAFLEET_START_TIMEOUT="",
     )
 
     assert s.database_path == Path("/home/tester/.local/share/cafleet/cafleet_v2.db")
-    assert (s.max_text_len, s.broker_port, s.submit_delays["codex"]) == (200, 8000, 1.0)
+    assert (s.max_text_len, s.broker_port, s.start_timeout) == (200, 8000, 90.0)
+    assert s.profiles[CODEX].submit_delay == 0.3
+    assert s.profiles[CODEX].extra_args == ()
+    assert s.profiles[CLAUDE].foreground_names == ("claude",)
+    assert s.profiles[CLAUDE].ready_rules == PROFILES[CLAUDE].ready_rules
 
 
 def test_valid_overrides_are_parsed() -> None:
@@ -78,11 +109,83 @@ def test_valid_overrides_are_parsed() -> None:
 
     assert (s.broker_host, s.broker_port, s.webui_token) == ("0.0.0.0", 65535, "0123456789abcdef")
     assert (s.max_text_len, s.multiplexer, s.monitor_stall_interval) == (1, "herdr", -1)
-    assert s.submit_delays["claude"] == 0.0
-    assert s.submit_delays["custom"] == 10.0
-    assert s.agent_commands["codex"] == ("codex", "node")
+    assert s.profiles[CLAUDE].submit_delay == 0.0
+    assert s.profiles[CUSTOM].submit_delay == 10.0
+    assert s.profiles[CODEX].submit_delay == PROFILES[CODEX].submit_delay
+    assert s.profiles[CODEX].foreground_names == ("codex", "node")
     assert s.custom_agent_command == "my-agent --model {model}"
     assert s.debug is True
+
+
+def test_agent_commands_override_the_foreground_names() -> None:
+    s = settings(CAFLEET_AGENT_COMMANDS_CLAUDE="claude,node", CAFLEET_AGENT_COMMANDS_OPENCODE="oc")
+
+    assert s.profiles[CLAUDE].foreground_names == ("claude", "node")
+    assert s.profiles[OPENCODE].foreground_names == ("oc",)
+    assert s.profiles[CODEX].foreground_names == ("codex", "node")
+
+
+def test_a_custom_agent_takes_its_names_and_flags_from_its_command_template() -> None:
+    # not even read, so not an error
+    s = settings(CAFLEET_AGENT_COMMANDS_CUSTOM=" , ", CAFLEET_AGENT_ARGS_CUSTOM="'unclosed")
+
+    assert s.agent_overrides[CUSTOM].foreground_names is None
+    assert s.agent_overrides[CUSTOM].extra_args == ()
+    assert (s.profiles[CUSTOM].foreground_names, s.profiles[CUSTOM].extra_args) == ((), ())
+
+
+def test_a_custom_agent_takes_a_submit_delay_and_ready_rules() -> None:
+    s = settings(CAFLEET_SUBMIT_DELAY_CUSTOM="1", CAFLEET_READY_RULES_CUSTOM="screen,wait")
+
+    assert s.profiles[CUSTOM].submit_delay == 1.0
+    assert s.profiles[CUSTOM].ready_rules == (ReadyRule.SCREEN, ReadyRule.WAIT)
+
+
+def test_agent_args_are_split_like_shell_words() -> None:
+    s = settings(
+        CAFLEET_AGENT_ARGS_CLAUDE="--add-dir '/srv/shared docs' --verbose",
+        CAFLEET_AGENT_ARGS_CODEX='-c model_reasoning_effort="high"',
+    )
+
+    assert s.profiles[CLAUDE].extra_args == ("--add-dir", "/srv/shared docs", "--verbose")
+    assert s.profiles[CODEX].extra_args == ("-c", "model_reasoning_effort=high")
+    assert s.profiles[OPENCODE].extra_args == ()
+
+
+def test_agent_args_come_before_the_prompt() -> None:
+    s = settings(CAFLEET_AGENT_ARGS_CODEX="--search")
+
+    argv = s.profiles[CODEX].argv(LaunchContext(binary="/b/codex", name="n", prompt="go"))
+
+    assert argv[-3:] == ["--search", "--", "go"]
+
+
+@pytest.mark.parametrize(
+    ("raw", "rules"),
+    [
+        ("hook", (ReadyRule.HOOK,)),
+        ("screen,wait", (ReadyRule.SCREEN, ReadyRule.WAIT)),
+        (" wait , hook ,, ", (ReadyRule.WAIT, ReadyRule.HOOK)),
+        ("screen", (ReadyRule.SCREEN,)),
+    ],
+)
+def test_ready_rules_are_a_comma_list(raw: str, rules: tuple[ReadyRule, ...]) -> None:
+    s = settings(CAFLEET_READY_RULES_CLAUDE=raw)
+
+    assert s.profiles[CLAUDE].ready_rules == rules
+    assert s.profiles[CODEX].ready_rules == PROFILES[CODEX].ready_rules
+
+
+@pytest.mark.parametrize(("raw", "seconds"), [("1", 1.0), ("2.5", 2.5), (" 3600 ", 3600.0)])
+def test_start_timeout_is_parsed(raw: str, seconds: float) -> None:
+    assert settings(CAFLEET_START_TIMEOUT=raw).start_timeout == seconds
+
+
+def test_the_profiles_are_resolved_once() -> None:
+    s = settings(CAFLEET_SUBMIT_DELAY_OPENCODE="1.5")
+
+    assert s.profiles is s.profiles
+    assert s.profiles[OPENCODE].submit_delay == 1.5
 
 
 def test_debug_zero_is_off() -> None:
@@ -158,6 +261,78 @@ def test_debug_zero_is_off() -> None:
             " , ",
             "invalid value for CAFLEET_AGENT_COMMANDS_CLAUDE: ' , '"
             " (expected a comma-separated list of command names)",
+        ),
+        (
+            "CAFLEET_AGENT_ARGS_CLAUDE",
+            "--add-dir 'unclosed",
+            'invalid value for CAFLEET_AGENT_ARGS_CLAUDE: "--add-dir \'unclosed"'
+            " (expected shell words: No closing quotation)",
+        ),
+        (
+            "CAFLEET_AGENT_ARGS_OPENCODE",
+            '"',
+            "invalid value for CAFLEET_AGENT_ARGS_OPENCODE: '\"'"
+            " (expected shell words: No closing quotation)",
+        ),
+        (
+            "CAFLEET_READY_RULES_CODEX",
+            "screen,guess",
+            "invalid value for CAFLEET_READY_RULES_CODEX: 'screen,guess'"
+            " (expected a comma-separated list of screen, wait)",
+        ),
+        (
+            "CAFLEET_READY_RULES_CLAUDE",
+            " , ",
+            "invalid value for CAFLEET_READY_RULES_CLAUDE: ' , '"
+            " (expected a comma-separated list of hook, screen, wait)",
+        ),
+        (  # only opencode has a server to ask
+            "CAFLEET_READY_RULES_CLAUDE",
+            "http,screen",
+            "invalid value for CAFLEET_READY_RULES_CLAUDE: 'http,screen'"
+            " (expected a comma-separated list of hook, screen, wait)",
+        ),
+        (
+            "CAFLEET_READY_RULES_OPENCODE",
+            "hook",
+            "invalid value for CAFLEET_READY_RULES_OPENCODE: 'hook'"
+            " (expected a comma-separated list of http, screen, wait)",
+        ),
+        (
+            "CAFLEET_READY_RULES_CUSTOM",
+            "HOOK",
+            "invalid value for CAFLEET_READY_RULES_CUSTOM: 'HOOK'"
+            " (expected a comma-separated list of screen, wait)",
+        ),
+        (
+            "CAFLEET_START_TIMEOUT",
+            "0",
+            "invalid value for CAFLEET_START_TIMEOUT: '0'"
+            " (expected a number of seconds between 1 and 3600)",
+        ),
+        (
+            "CAFLEET_START_TIMEOUT",
+            "3601",
+            "invalid value for CAFLEET_START_TIMEOUT: '3601'"
+            " (expected a number of seconds between 1 and 3600)",
+        ),
+        (
+            "CAFLEET_START_TIMEOUT",
+            "soon",
+            "invalid value for CAFLEET_START_TIMEOUT: 'soon'"
+            " (expected a number of seconds between 1 and 3600)",
+        ),
+        (
+            "CAFLEET_START_TIMEOUT",
+            "nan",
+            "invalid value for CAFLEET_START_TIMEOUT: 'nan'"
+            " (expected a number of seconds between 1 and 3600)",
+        ),
+        (
+            "CAFLEET_START_TIMEOUT",
+            "inf",
+            "invalid value for CAFLEET_START_TIMEOUT: 'inf'"
+            " (expected a number of seconds between 1 and 3600)",
         ),
     ],
 )

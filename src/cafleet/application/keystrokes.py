@@ -1,42 +1,41 @@
 """The one way anything is typed into a pane (spec §7.3–7.4).
 
-Hold the pane's send lock, check that the pane runs the expected coding agent,
-optionally press Esc, type or paste the text, wait the agent's submit delay,
-press Enter. A failed step stops the sequence, so no Enter follows a failed
-text step. The outcome is reported, never raised.
+Hold the pane's send lock, check that the pane runs the expected coding agent and
+shows no dialog, type or paste the text, wait the agent's submit delay, check
+again, press Enter. No Esc is ever sent first: every supported agent queues text
+that arrives mid-turn, while Esc would interrupt its work or answer a dialog. A
+failed step stops the sequence, so no Enter follows a failed text step or check.
+The outcome is reported, never raised.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
 from dataclasses import dataclass
 
-from cafleet.application.ports import Clock, PaneDrivers, PaneLocks, PushTarget
-from cafleet.domain.delivery import PushOutcome, SkipReason
+from cafleet.application.ports import Clock, PaneDriver, PaneDrivers, PaneLocks, PushTarget
+from cafleet.domain.agent_profiles import AgentProfile, AgentProfiles
+from cafleet.domain.delivery import BEFORE_ENTER, PushOutcome, SkipReason
 from cafleet.domain.errors import CafleetError
 from cafleet.domain.panes import Key, PaneGone, agent_check
 from cafleet.domain.placement import CodingAgent
 
 SEND_LOCK_TIMEOUT_SECONDS = 30
-ESC_PAUSE_SECONDS = 0.1
+DIALOG_SCREEN_LINES = 40
 
 
 @dataclass(frozen=True)
 class Keystrokes:
     text: str
-    esc_first: bool = False
     bracketed: bool = False  # a paste keeps line breaks from submitting early
 
     @staticmethod
     def preview(text: str) -> Keystrokes:
-        return Keystrokes(text, esc_first=True, bracketed=True)
+        return Keystrokes(text, bracketed=True)
 
     @staticmethod
     def poll_trigger(fleet_id: int, agent_id: int) -> Keystrokes:
-        return Keystrokes(
-            f"cafleet message poll --fleet-id {fleet_id} --agent-id {agent_id}", esc_first=True
-        )
+        return Keystrokes(f"cafleet message poll --fleet-id {fleet_id} --agent-id {agent_id}")
 
     @staticmethod
     def shell_command(command: str) -> Keystrokes:
@@ -62,39 +61,40 @@ class KeystrokeSender:
         drivers: PaneDrivers,
         locks: PaneLocks,
         clock: Clock,
-        submit_delays: Mapping[str, float],
-        agent_commands: Mapping[str, tuple[str, ...]],
+        profiles: AgentProfiles,
     ) -> None:
         self._drivers = drivers
         self._locks = locks
         self._clock = clock
-        self._delays = submit_delays
-        self._agent_commands = agent_commands
+        self._profiles = profiles
+
+    def profile(self, target: PushTarget) -> AgentProfile:
+        return self._profiles[target.coding_agent]
 
     def accepted_commands(self, target: PushTarget) -> tuple[str, ...]:
         """Test B's list; empty (only test A applies) for a custom agent without one."""
         if target.coding_agent is CodingAgent.CUSTOM:
             return target.agent_commands
-        return self._agent_commands.get(target.coding_agent.value, ())
+        return self.profile(target).foreground_names
 
     def deliver(self, target: PushTarget, keys: Keystrokes) -> PushOutcome:
         transport, pane = target.backend.value, target.pane_id
+        if not target.ready:  # a TUI still starting loses text or glues it to its prompt
+            return PushOutcome.skipped(SkipReason.AGENT_STARTING, transport, pane)
         try:
             driver = self._drivers(target.backend, target.socket)
             with self._locks.hold(lock_key(target), SEND_LOCK_TIMEOUT_SECONDS):
-                problem = agent_check(
-                    driver.pane(pane), self.accepted_commands(target), target.coding_agent.value
-                )
+                problem = self._typing_problem(driver, target)
                 if problem is not None:
                     return PushOutcome.skipped(problem, transport, pane)
-                if keys.esc_first:
-                    driver.send_keys(pane, Key.ESCAPE)
-                    self._clock.sleep(ESC_PAUSE_SECONDS)
                 if keys.bracketed:
                     driver.paste_text(pane, keys.text)
                 else:
                     driver.type_text(pane, keys.text)
-                self._clock.sleep(self._delays.get(target.coding_agent.value, 1.0))
+                self._clock.sleep(self.profile(target).submit_delay)
+                problem = self._typing_problem(driver, target)
+                if problem is not None:  # the agent left or a dialog opened: no Enter
+                    return PushOutcome.skipped(problem + BEFORE_ENTER, transport, pane)
                 driver.send_keys(pane, Key.ENTER)
         except TimeoutError:
             return PushOutcome.failed(
@@ -105,3 +105,17 @@ class KeystrokeSender:
         except CafleetError as exc:
             return PushOutcome.failed(exc.message, transport, pane)
         return PushOutcome.sent(transport, pane)
+
+    def _typing_problem(self, driver: PaneDriver, target: PushTarget) -> str | None:
+        """Why nothing may be typed now: the pane does not run the agent, or shows a dialog."""
+        pane = target.pane_id
+        problem = agent_check(
+            driver.pane(pane), self.accepted_commands(target), target.coding_agent.value
+        )
+        if problem is not None:
+            return problem
+        profile = self.profile(target)
+        if not profile.dialog_signs:
+            return None
+        sign = profile.dialog_on(driver.capture(pane, DIALOG_SCREEN_LINES))
+        return None if sign is None else SkipReason.dialog(sign)

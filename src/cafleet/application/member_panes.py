@@ -14,7 +14,7 @@ from cafleet.application.keystrokes import Keystrokes, KeystrokeSender
 from cafleet.application.lookups import active_agent
 from cafleet.application.ports import Clock, PaneDrivers, PushTarget, UnitOfWork, UnitOfWorkFactory
 from cafleet.domain.agent import Agent
-from cafleet.domain.delivery import DeliveryState, PushOutcome
+from cafleet.domain.delivery import DeliveryState, PushOutcome, describe_skip
 from cafleet.domain.errors import Invalid, NotFound, Unavailable
 from cafleet.domain.panes import strip_ansi
 
@@ -97,12 +97,9 @@ class MemberPanes:
     def _require_sent(self, placed: PlacedAgent, outcome: PushOutcome, what: str) -> None:
         target = placed.target
         if outcome.state is DeliveryState.SKIPPED:
-            foreground = (outcome.error or "").removeprefix("not-agent:")
-            if foreground == "pane-gone":
-                foreground = "none, the pane is gone"
             raise Invalid(
-                f"pane {target.pane_id} is not running {target.coding_agent.value}"
-                f" (foreground: {foreground}); not typing into it."
+                f"{what} was not typed into pane {target.pane_id} ({target.coding_agent.value}):"
+                f" {describe_skip(outcome.error)}."
             )
         if outcome.state is DeliveryState.FAILED:
             channel = "tmux send-keys" if target.backend.value == "tmux" else "herdr"

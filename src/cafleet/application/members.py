@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import Enum
 
 from cafleet.application.lookups import active_agent, live_fleet
-from cafleet.application.ports import Activity, Clock, UnitOfWorkFactory
+from cafleet.application.ports import Activity, Clock, PaneDrivers, UnitOfWorkFactory
 from cafleet.domain.agent import Agent, AgentKind
-from cafleet.domain.placement import Placement
+from cafleet.domain.errors import CafleetError
+from cafleet.domain.panes import PaneInfo
+from cafleet.domain.placement import Multiplexer, Placement
 
 
 class ListMode(Enum):
@@ -18,12 +21,19 @@ class ListMode(Enum):
     ACTIVITY = "activity"  # members, with message activity
 
 
+class PaneState(Enum):
+    RUNNING = "running"
+    STARTING = "starting"  # the pane is there, the agent not yet seen ready
+    GONE = "gone"  # closed (its agent exited) or dead
+
+
 @dataclass(frozen=True)
 class MemberView:
     agent: Agent
     kind: AgentKind
     placement: Placement | None
     activity: Activity | None = None
+    pane: PaneState | None = None  # None: no pane, or its multiplexer did not answer
 
 
 @dataclass(frozen=True)
@@ -34,15 +44,19 @@ class MemberListing:
 
 
 class MemberService:
-    def __init__(self, uow: UnitOfWorkFactory, clock: Clock) -> None:
+    def __init__(
+        self, uow: UnitOfWorkFactory, clock: Clock, drivers: PaneDrivers | None = None
+    ) -> None:
         self._uow = uow
         self._clock = clock
+        self._drivers = drivers
 
     def show(self, fleet_id: int, member_id: int) -> MemberView:
         with self._uow() as uow:
             agent = active_agent(uow, fleet_id, member_id, f"Agent {member_id} not found")
             fleet = live_fleet(uow, fleet_id)
-            return MemberView(agent, agent.kind(fleet), uow.placements.get(member_id))
+            view = MemberView(agent, agent.kind(fleet), uow.placements.get(member_id))
+        return self._with_panes([view])[0]
 
     def list(self, fleet_id: int, mode: ListMode) -> MemberListing:
         with self._uow() as uow:
@@ -60,4 +74,33 @@ class MemberService:
                     )
                     for v in views
                 ]
-        return MemberListing(mode, views, self._clock.now())
+        return MemberListing(mode, [*self._with_panes(views)], self._clock.now())
+
+    def _with_panes(self, views: Sequence[MemberView]) -> Sequence[MemberView]:
+        """Each member's pane as its multiplexer sees it now: one listing per server."""
+        if self._drivers is None:
+            return views
+        listings: dict[tuple[Multiplexer, str | None], dict[str, PaneInfo] | None] = {}
+        marked = []
+        for view in views:
+            placement = view.placement
+            if placement is None or placement.pane_id is None or not placement.is_member:
+                marked.append(view)
+                continue
+            server = (placement.backend, placement.socket)
+            if server not in listings:
+                try:
+                    listings[server] = self._drivers(*server).list_panes()
+                except CafleetError:
+                    listings[server] = None  # unknown rather than wrong
+            panes = listings[server]
+            state = None if panes is None else _pane_state(placement, panes)
+            marked.append(replace(view, pane=state))
+        return marked
+
+
+def _pane_state(placement: Placement, panes: dict[str, PaneInfo]) -> PaneState:
+    info = panes.get(placement.pane_id or "")
+    if info is None or info.dead:
+        return PaneState.GONE
+    return PaneState.STARTING if placement.is_starting else PaneState.RUNNING

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from datetime import timedelta
 
 from cafleet.application.lookups import (
     acting_agent,
@@ -32,6 +33,8 @@ from cafleet.domain.message import Message, broadcast_summary, unicast
 from cafleet.domain.placement import Placement
 
 BROADCAST_PUSH_WORKERS = 8
+START_WAIT_SECONDS = 120.0  # longer than a member's start-up may take (CAFLEET_START_TIMEOUT)
+START_POLL_SECONDS = 0.25
 
 
 @dataclass(frozen=True)
@@ -76,10 +79,17 @@ class _Planned:
 
 
 class MessagingService:
-    def __init__(self, uow: UnitOfWorkFactory, clock: Clock, notifier: Notifier) -> None:
+    def __init__(
+        self,
+        uow: UnitOfWorkFactory,
+        clock: Clock,
+        notifier: Notifier,
+        start_wait: float = START_WAIT_SECONDS,
+    ) -> None:
         self._uow = uow
         self._clock = clock
         self._notifier = notifier
+        self._start_wait = start_wait
 
     def send(self, fleet_id: int, agent_id: int, to_agent_id: int, text: str) -> SendResult:
         with self._uow(write=True) as uow:
@@ -209,11 +219,37 @@ class MessagingService:
 
     def _announce(self, job: _Planned) -> PushOutcome:
         assert job.announcement is not None
+        announcement = job.announcement
+        if not announcement.target.ready:
+            target = self._when_ready(announcement.target)
+            if target is None:
+                return PushOutcome.skipped(
+                    SkipReason.AGENT_STARTING,
+                    announcement.target.backend.value,
+                    announcement.target.pane_id,
+                )
+            announcement = replace(announcement, target=target)
         try:
-            return self._notifier.announce(job.announcement)
+            return self._notifier.announce(announcement)
         except Exception as exc:  # a notifier bug must not lose the ledger record
             first_line = str(exc).splitlines()[0] if str(exc) else ""
             return PushOutcome.failed(f"{type(exc).__name__}: {first_line}")
+
+    def _when_ready(self, target: PushTarget) -> PushTarget | None:
+        """Wait (bounded) until a starting member's agent was seen ready; None if it was not.
+
+        Text typed into a TUI that is still starting is lost, so the push waits instead.
+        """
+        deadline = self._clock.now() + timedelta(seconds=self._start_wait)
+        while self._clock.now() < deadline:
+            self._clock.sleep(START_POLL_SECONDS)
+            with self._uow() as uow:
+                placement = uow.placements.get(target.agent_id)
+            if placement is None or placement.pane_id != target.pane_id:
+                return None  # the start failed and was rolled back
+            if not placement.is_starting:
+                return PushTarget.of(placement)
+        return None
 
 
 def _skip_now(uow: UnitOfWork, delivery: Delivery, reason: str) -> _Planned:

@@ -236,6 +236,69 @@ class PaneDrivers(Protocol):
     def __call__(self, backend: Multiplexer, socket: str | None) -> PaneDriver: ...
 
 
+@dataclass(frozen=True)
+class LauncherStatus:
+    """What a member's launcher recorded: not started yet, running, or exited with a code."""
+
+    pid: int | None = None
+    exit_code: int | None = None
+
+    @property
+    def exited(self) -> bool:
+        return self.exit_code is not None
+
+
+@dataclass(frozen=True)
+class HttpEndpoint:
+    """A loopback port and password for an agent's own HTTP server."""
+
+    port: int
+    password: str
+
+
+class LaunchPad(Protocol):
+    """One member's private start-up directory: its launch file, hook files, and what the
+    launcher and the agent itself (hooks, its HTTP server) report while it starts."""
+
+    def launcher(self, argv: Sequence[str], env: Mapping[str, str], cwd: str) -> list[str]:
+        """Write the launch file (mode 0600); the argv that starts the launcher on it."""
+        ...
+
+    def write(self, name: str, text: str) -> str:
+        """A private file in the pad; its path."""
+        ...
+
+    def event_recorder(self) -> list[str]:
+        """The argv a hook runs, plus an event name, to record that event."""
+        ...
+
+    def endpoint(self) -> HttpEndpoint:
+        """Reserve a free loopback port and a password for the agent's server."""
+        ...
+
+    def get(self, path: str, user: str) -> str | None:
+        """GET `path` from the reserved endpoint with basic auth; None when it does not
+        answer (yet)."""
+        ...
+
+    def status(self) -> LauncherStatus: ...
+    def events(self) -> tuple[str, ...]:
+        """Event names recorded by the agent's hooks, oldest first."""
+        ...
+
+    def mark_ready(self) -> None:
+        """From now on the launcher just ends with its agent."""
+        ...
+
+    def discard(self) -> None:
+        """Remove the pad (a launcher holding a failed pane open then lets it close)."""
+        ...
+
+
+class LaunchPads(Protocol):
+    def prepare(self, fleet_id: int, agent_id: int) -> LaunchPad: ...
+
+
 class PaneLocks(Protocol):
     """Exclusive per-pane locks so two processes never interleave keystrokes in one pane."""
 
@@ -298,6 +361,7 @@ class PushTarget:
     pane_id: str
     coding_agent: CodingAgent
     agent_commands: tuple[str, ...] = ()
+    ready: bool = True  # False while the member's agent is still starting
 
     @staticmethod
     def of(placement: Placement) -> PushTarget:
@@ -310,6 +374,7 @@ class PushTarget:
             pane_id=placement.pane_id,
             coding_agent=placement.coding_agent,
             agent_commands=placement.agent_commands,
+            ready=not placement.is_starting,
         )
 
 

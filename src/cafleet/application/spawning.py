@@ -1,8 +1,10 @@
-"""`member create`: validate everything, register, spawn the pane, record it.
+"""`member create`: validate everything, register, spawn the pane, watch the agent start.
 
 Every check runs before anything is written or spawned, so a bad template or a
-missing binary never burns an agent id. Once registered, any later failure
-rolls the registration back (and kills a pane that was already opened).
+missing binary never burns an agent id. The agent starts through CAFleet's launcher
+(a private launch file holds its argv and environment), and the command returns only
+once the agent has taken its spawn prompt. Once registered, any later failure rolls
+the registration back and closes a pane that was already opened.
 """
 
 from __future__ import annotations
@@ -14,13 +16,17 @@ from pathlib import Path
 
 from cafleet.application.ports import (
     Clock,
+    LaunchPad,
+    LaunchPads,
     PaneDriver,
     PaneDrivers,
     Programs,
     UnitOfWork,
     UnitOfWorkFactory,
 )
+from cafleet.application.readiness import StartWatch, StartWatcher
 from cafleet.domain.agent import Agent, CardKind
+from cafleet.domain.agent_profiles import AgentProfiles, session_variables
 from cafleet.domain.coding_agents import (
     LaunchSpec,
     SpawnIdentity,
@@ -57,6 +63,8 @@ class SpawnContext:
     database_url: str  # with an absolute path
     default_agent_command: str | None
     home: Path
+    start_timeout: float = 90.0
+    database_dir: str | None = None  # a sandboxed agent must be able to write here
 
 
 @dataclass(frozen=True)
@@ -82,6 +90,8 @@ class MemberSpawner:
         programs: Programs,
         context: SpawnContext,
         ensure_opencode_preset: Callable[[Path], Path],
+        pads: LaunchPads,
+        profiles: AgentProfiles | None = None,
     ) -> None:
         self._uow = uow
         self._clock = clock
@@ -89,6 +99,9 @@ class MemberSpawner:
         self._programs = programs
         self._context = context
         self._ensure_opencode_preset = ensure_opencode_preset
+        self._pads = pads
+        self._profiles = profiles or AgentProfiles()
+        self._watcher = StartWatcher(clock)
 
     def create(self, request: MemberRequest) -> MemberCreated:
         checked = self._check(request)
@@ -98,18 +111,15 @@ class MemberSpawner:
         driver = self._drivers(placement.backend, placement.socket)
         identity = SpawnIdentity(request.fleet_id, agent.agent_id, request.director_id)
         prompt = render_prompt(request.prompt, identity.placeholders(checked.spec.coding_agent))
-        argv = checked.spec.argv(binary=checked.binary, prompt=prompt, identity=identity)
-        env = member_environment(
-            self._context.caller_env,
-            fleet_id=request.fleet_id,
-            agent_id=agent.agent_id,
-            database_url=self._context.database_url,
-            multiplexer=placement.backend,
-        )
         beside = checked.director_placement.pane_id or ""
+        pad: LaunchPad | None = None
         try:
-            pane_id = driver.spawn(beside, argv, env, self._context.cwd)
+            pad = self._pads.prepare(request.fleet_id, agent.agent_id)
+            launcher = self._launcher(pad, checked, prompt, identity, placement)
+            pane_id = driver.spawn(beside, launcher, {}, self._context.cwd)
         except CafleetError as exc:
+            if pad is not None:
+                pad.discard()
             warning = self._rollback(agent.agent_id)
             raise _with_warning(
                 f"split_window failed: {exc.message}. Rolled back registration"
@@ -118,7 +128,83 @@ class MemberSpawner:
                 agent,
                 request,
             ) from exc
-        return MemberCreated(agent, self._record_pane(driver, placement, pane_id, request, agent))
+        recorded = self._record_pane(driver, placement, pane_id, request, agent, pad)
+        return MemberCreated(agent, self._await_ready(driver, pad, recorded, checked, prompt))
+
+    def _launcher(
+        self,
+        pad: LaunchPad,
+        checked: _Checked,
+        prompt: str,
+        identity: SpawnIdentity,
+        placement: Placement,
+    ) -> list[str]:
+        profile = self._profiles[checked.spec.coding_agent]
+        settings = profile.hook_settings(pad.event_recorder())
+        endpoint = pad.endpoint() if profile.uses_http else None
+        argv = checked.spec.argv(
+            binary=checked.binary,
+            prompt=prompt,
+            identity=identity,
+            profile=profile,
+            database_dir=self._context.database_dir,
+            hook_settings=pad.write("agent-settings.json", settings) if settings else None,
+            http_port=endpoint.port if endpoint else None,
+        )
+        env = member_environment(
+            self._context.caller_env,
+            fleet_id=identity.fleet_id,
+            agent_id=identity.agent_id,
+            database_url=self._context.database_url,
+            multiplexer=placement.backend,
+            withheld=session_variables(),
+        )
+        if endpoint is not None and profile.http is not None:  # uses_http implies http
+            env[profile.http.password_variable] = endpoint.password
+        return pad.launcher(argv, env, self._context.cwd)
+
+    def _await_ready(
+        self,
+        driver: PaneDriver,
+        pad: LaunchPad,
+        placement: Placement,
+        checked: _Checked,
+        prompt: str,
+    ) -> Placement:
+        """Watch the agent start; record when it became ready, or undo the member."""
+        profile = self._profiles[checked.spec.coding_agent]
+        pane_id = placement.pane_id or ""
+        accepted = checked.agent_commands or profile.foreground_names
+        watch = StartWatch(profile, pane_id, accepted, prompt, self._context.start_timeout)
+        try:
+            verdict = self._watcher.watch(driver, pad, watch)
+        except BaseException:  # interrupted: leave no half-started member behind
+            self._undo(driver, pad, placement.agent_id, pane_id)
+            raise
+        if verdict.rule is not None:
+            pad.mark_ready()
+            ready = placement.became_ready(verdict.rule.value, self._clock.now())
+            with self._uow(write=True) as uow:
+                if uow.placements.get(placement.agent_id) is not None:
+                    uow.placements.save(ready)
+                    uow.commit()
+            return ready
+        warning = self._undo(driver, pad, placement.agent_id, pane_id)
+        shown = "\n".join(f"  | {row}" for row in verdict.last_lines.splitlines())
+        message = (
+            f"{checked.spec.coding_agent.value} did not start: {verdict.problem}."
+            f" Rolled back registration of {placement.agent_id}."
+            + (f"\nLast lines of pane {pane_id}:\n{shown}" if shown else "")
+        )
+        if warning is None:
+            raise Unavailable(message)
+        raise Unavailable(f"{message}\nWARNING: rollback deregister failed: {warning}")
+
+    def _undo(self, driver: PaneDriver, pad: LaunchPad, agent_id: int, pane_id: str) -> str | None:
+        with contextlib.suppress(CafleetError):
+            driver.kill(pane_id)
+        pad.discard()
+        return self._rollback(agent_id)
 
     def _check(self, request: MemberRequest) -> _Checked:
         with self._uow() as uow:
@@ -205,6 +291,7 @@ class MemberSpawner:
         pane_id: str,
         request: MemberRequest,
         agent: Agent,
+        pad: LaunchPad,
     ) -> Placement:
         recorded = placement.with_pane(pane_id)
         failure: str | None = None
@@ -221,6 +308,7 @@ class MemberSpawner:
             return recorded
         with contextlib.suppress(CafleetError):  # the registration rollback matters more
             driver.kill(pane_id)
+        pad.discard()
         raise _with_warning(failure, self._rollback(agent.agent_id), agent, request)
 
     def _rollback(self, agent_id: int) -> str | None:

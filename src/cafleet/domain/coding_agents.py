@@ -12,6 +12,7 @@ import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from cafleet.domain.agent_profiles import PROFILES, AgentProfile, LaunchContext
 from cafleet.domain.errors import UsageProblem
 from cafleet.domain.placement import CodingAgent, Multiplexer
 
@@ -291,31 +292,38 @@ class LaunchSpec:
             return self.custom.program
         return self.coding_agent.value
 
-    def argv(self, *, binary: str, prompt: str, identity: SpawnIdentity) -> list[str]:
+    def argv(
+        self,
+        *,
+        binary: str,
+        prompt: str,
+        identity: SpawnIdentity,
+        profile: AgentProfile | None = None,
+        database_dir: str | None = None,
+        hook_settings: str | None = None,
+        http_port: int | None = None,
+    ) -> list[str]:
         """The pane's command line; `binary` is the resolved absolute path of `binary_name`.
 
         Always two or more elements: tmux runs a single-element command through a shell, which
-        would re-split the prompt.
+        would re-split the prompt. `profile` defaults to the built-in one of the agent.
         """
-        model = self.model
-        match self.coding_agent:
-            case CodingAgent.CLAUDE:
-                head = ["--permission-mode", "dontAsk", "--name", self.name]
-                return [binary, *head, *_model_option(model), prompt]
-            case CodingAgent.CODEX:
-                head = ["--ask-for-approval", "never", "--sandbox", "workspace-write"]
-                return [binary, *head, *_model_option(model), prompt]
-            case CodingAgent.OPENCODE:
-                return [binary, "--agent", "cafleet", *_model_option(model), "--prompt", prompt]
-            case CodingAgent.CUSTOM:
-                if self.custom is None:
-                    raise ValueError("a custom launch needs its command template")
-                values = {"name": self.name, **identity.placeholders(self.coding_agent)}
-                return self.custom.render(binary=binary, prompt=prompt, model=model, values=values)
-
-
-def _model_option(model: str | None) -> list[str]:
-    return [] if model is None else ["--model", model]
+        if self.coding_agent is CodingAgent.CUSTOM:
+            if self.custom is None:
+                raise ValueError("a custom launch needs its command template")
+            values = {"name": self.name, **identity.placeholders(self.coding_agent)}
+            return self.custom.render(binary=binary, prompt=prompt, model=self.model, values=values)
+        profile = profile or PROFILES[self.coding_agent]
+        launch = LaunchContext(
+            binary=binary,
+            name=self.name,
+            prompt=prompt,
+            model=self.model,
+            database_dir=database_dir,
+            hook_settings=hook_settings,
+            http_port=http_port,
+        )
+        return profile.argv(launch)
 
 
 def binary_name(coding_agent: CodingAgent, custom_template: str | None = None) -> str:
@@ -386,6 +394,11 @@ def _env_program(args: Sequence[str]) -> str | None:
 
 # --- pane environment (§8.4) -----------------------------------------------------------------
 
+# Never handed to a member: the WebUI token would let any agent drive the admin API, and the
+# multiplexer's own variables belong to the pane the member gets.
+WITHHELD_VARIABLES = frozenset({"CAFLEET_WEBUI_TOKEN", "TMUX", "TMUX_PANE"})
+WITHHELD_PREFIXES = ("HERDR_",)
+
 
 def member_environment(
     caller_env: Mapping[str, str],
@@ -394,19 +407,25 @@ def member_environment(
     agent_id: int,
     database_url: str,
     multiplexer: Multiplexer,
+    withheld: Iterable[str] = (),
 ) -> dict[str, str]:
-    """Variables to set in a new member pane.
+    """The whole environment of a new member: the Director's (API keys, agent homes, XDG
+    directories, proxies, PATH), less what must not leak, plus the member's identity.
 
-    The caller's CAFLEET_* settings travel with the member so that it talks to the same broker
-    the same way; `database_url` must already carry an absolute path.
+    `withheld` names more variables to drop (the coding agents' own session markers); the
+    caller's CAFLEET_* settings travel so the member talks to the same broker the same way;
+    `database_url` must already carry an absolute path.
     """
-    env = {key: value for key, value in caller_env.items() if key.startswith("CAFLEET_")}
+    dropped = WITHHELD_VARIABLES | set(withheld)
+    env = {
+        key: value
+        for key, value in caller_env.items()
+        if key not in dropped and not key.startswith(WITHHELD_PREFIXES)
+    }
     env |= {
         "CAFLEET_FLEET_ID": str(fleet_id),
         "CAFLEET_AGENT_ID": str(agent_id),
         "CAFLEET_DATABASE_URL": database_url,
         "CAFLEET_MULTIPLEXER": multiplexer.value,
     }
-    if "PATH" in caller_env:
-        env["PATH"] = caller_env["PATH"]
     return env

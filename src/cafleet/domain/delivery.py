@@ -23,9 +23,41 @@ class SkipReason:
     PANE_GONE = "pane-gone"
     AGENT_NOT_DETECTED = "agent-not-detected"
 
+    AGENT_STARTING = "agent-starting"
+
     @staticmethod
     def not_agent(command: str) -> str:
         return f"not-agent:{command}"
+
+    @staticmethod
+    def dialog(sign: str) -> str:
+        return f"dialog:{sign}"
+
+
+BEFORE_ENTER = " (before Enter)"
+
+_SKIP_WORDS = {
+    SkipReason.SELF: "the recipient is the sender",
+    SkipReason.NO_PLACEMENT: "the recipient has no pane",
+    SkipReason.PENDING_PANE: "the recipient's pane is not recorded yet",
+    SkipReason.PANE_GONE: "the pane is gone",
+    SkipReason.AGENT_NOT_DETECTED: "cannot tell what runs in the pane",
+    SkipReason.AGENT_STARTING: "the agent did not finish starting",
+}
+
+
+def describe_skip(reason: str | None) -> str:
+    """A skip reason from the ledger in words, e.g. `not-agent:bash` -> `pane runs bash`."""
+    reason = reason or ""
+    late = reason.endswith(BEFORE_ENTER)
+    base = reason.removesuffix(BEFORE_ENTER)
+    if base.startswith("not-agent:"):
+        words = f"pane runs {base.removeprefix('not-agent:')}"
+    elif base.startswith("dialog:"):
+        words = f"a dialog is on screen ({base.removeprefix('dialog:')})"
+    else:
+        words = _SKIP_WORDS.get(base, base or "unknown reason")
+    return f"{words}; the text was typed but Enter withheld" if late else words
 
 
 @dataclass(frozen=True)

@@ -42,10 +42,20 @@ class Placement:
     created_at: datetime
     socket: str | None = None
     agent_commands: tuple[str, ...] = ()
+    ready_at: datetime | None = None  # when the agent was seen able to take text
+    ready_rule: str | None = None  # which signal said so (see domain/agent_profiles.py)
 
     @property
     def is_pending(self) -> bool:
         return self.pane_id is None
+
+    @property
+    def is_starting(self) -> bool:
+        """The pane exists but its agent has not yet been seen ready for text."""
+        return self.pane_id is not None and self.ready_at is None
+
+    def became_ready(self, rule: str, at: datetime) -> Placement:
+        return replace(self, ready_at=at, ready_rule=rule)
 
     @property
     def is_member(self) -> bool:
@@ -68,4 +78,6 @@ def director_placement(
         coding_agent=coding_agent,
         created_at=at,
         socket=pane.socket,
+        ready_at=at,  # the Director's own pane: whatever runs there is already up
+        ready_rule="director",
     )

@@ -1,12 +1,17 @@
 """`python -m cafleet.launch <file>`: read and delete the launch file, chdir, exec argv with
-the environment plus the file's env; every failure is one stderr line and exit 127."""
+the environment plus the file's env (or the file's env alone, with the pane's own variables);
+supervised with a state directory; every failure is one stderr line and exit 127."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import select
+import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -134,3 +139,279 @@ def test_the_launcher_imports_nothing_beyond_the_standard_library() -> None:
     )
 
     assert done.stdout.strip() == "['cafleet']"  # the package __init__ holds __version__ only
+
+
+# --------------------------------------------------------------------------- the whole environment
+
+PANE_OWN = {
+    "TERM": "xterm-pane",
+    "TMUX": "/tmp/tmux-test/default,1,0",
+    "TMUX_PANE": "%42",
+    "COLUMNS": "132",
+    "LINES": "43",
+    "HERDR_PANE_ID": "w1:p9",
+    "HERDR_SOCKET_PATH": "/run/herdr-test.sock",
+}
+
+
+def report_env(report: Path) -> dict[str, str]:
+    seen: dict[str, str] = json.loads(report.read_text())["env"]
+    seen.pop("LC_CTYPE", None)  # Python may coerce a C locale in the agent itself
+    return seen
+
+
+def test_without_inherit_the_file_s_env_is_the_whole_environment(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    given = {"PATH": os.environ["PATH"], "MEMBER_ONLY": "1", "HOME": "/member/home"}
+    file = write(
+        tmp_path / "launch.json",
+        {"argv": [sys.executable, "-c", REPORT, str(report)], "env": given,
+         "cwd": str(tmp_path), "inherit": False},
+    )  # fmt: skip
+
+    done = launch(file, {"LEAKED_FROM_THE_PANE_SHELL": "x", "HOME": "/pane/home"})
+
+    assert done.returncode == 3
+    assert report_env(report).get("MEMBER_ONLY") == "1"
+    assert report_env(report)["HOME"] == "/member/home"
+    assert "INHERITED" not in report_env(report)
+    assert "LEAKED_FROM_THE_PANE_SHELL" not in report_env(report)
+
+
+def test_without_inherit_the_pane_s_own_variables_are_kept_from_the_pane(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    given = {
+        "PATH": os.environ["PATH"],
+        "MEMBER_ONLY": "1",
+        "TERM": "dumb",  # the Director's terminal is not the member's
+        "TMUX_PANE": "%0",
+        "HERDR_PANE_ID": "w1:p1",
+        "HERDR_ENV": "1",  # a pane variable the launching pane does not have
+    }
+    file = write(
+        tmp_path / "launch.json",
+        {"argv": [sys.executable, "-c", REPORT, str(report)], "env": given,
+         "cwd": str(tmp_path), "inherit": False},
+    )  # fmt: skip
+    pane_env = {k: v for k, v in os.environ.items() if not k.startswith("HERDR_")}
+    pane_env = {k: v for k, v in pane_env.items() if k not in PANE_OWN} | PANE_OWN
+
+    done = subprocess.run(
+        [sys.executable, "-m", "cafleet.launch", str(file)],
+        env=pane_env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+
+    assert done.returncode == 3, done.stderr
+    assert report_env(report) == {"PATH": os.environ["PATH"], "MEMBER_ONLY": "1", **PANE_OWN}
+
+
+def test_inherit_true_is_the_default_and_adds_to_the_environment(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    file = write(
+        tmp_path / "launch.json",
+        {"argv": [sys.executable, "-c", REPORT, str(report)], "env": {"ADDED": "1"},
+         "cwd": str(tmp_path), "inherit": True},
+    )  # fmt: skip
+
+    launch(file)
+
+    seen = report_env(report)
+    assert (seen["ADDED"], seen["INHERITED"]) == ("1", "yes")
+
+
+# --------------------------------------------------------------------------- supervised
+
+
+# An agent for the supervised launcher: records its pid, process group and what the status
+# file says while it runs; touches <state>/ready if asked; exits with the given code (or
+# kills itself with a signal).
+SUPERVISED = """\
+import json, os, signal, sys
+state, report, action = sys.argv[1], sys.argv[2], sys.argv[3]
+with open(os.path.join(state, "status"), encoding="utf-8") as handle:
+    status = handle.read()
+json.dump({"pid": os.getpid(), "pgrp": os.getpgrp(), "status": status,
+           "fg": os.tcgetpgrp(0) if os.isatty(0) else None}, open(report, "w"))
+if "ready" in action:
+    open(os.path.join(state, "ready"), "w").close()
+if action.endswith("kill"):
+    os.kill(os.getpid(), signal.SIGKILL)
+sys.exit(int(action.rsplit(":", 1)[1]))
+"""
+
+
+def supervised_file(tmp_path: Path, action: str) -> tuple[Path, Path, Path]:
+    state = tmp_path / "pad"
+    state.mkdir(mode=0o700)
+    report = tmp_path / "report.json"
+    argv = [sys.executable, "-c", SUPERVISED, str(state), str(report), action]
+    file = write(
+        state / "launch.json",
+        {"argv": argv, "env": {"PATH": os.environ["PATH"]}, "cwd": str(tmp_path),
+         "inherit": False, "state": str(state)},
+    )  # fmt: skip
+    return file, state, report
+
+
+def launch_with_hold(path: Path, hold: float) -> subprocess.Popen[str]:
+    """The launcher with a shorter hold than its 30 s, so a held pane can be timed out."""
+    code = (
+        "import sys, cafleet.launch as launch\n"
+        f"launch.HOLD_SECONDS = {hold}\n"
+        "sys.exit(launch.main(sys.argv[1:]))"
+    )
+    return subprocess.Popen(
+        [sys.executable, "-c", code, str(path)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def wait_until(probe: Any, what: str, timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not probe():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+def test_a_ready_agent_ends_the_launcher_with_its_code_and_the_state_goes(
+    tmp_path: Path,
+) -> None:
+    file, state, report = supervised_file(tmp_path, "ready:5")
+
+    done = launch(file)
+
+    assert done.returncode == 5
+    assert not state.exists()  # the pad has served its purpose
+    seen = json.loads(report.read_text())
+    assert seen["status"] == f"running {seen['pid']}\n"
+    assert seen["pgrp"] == seen["pid"]  # the agent leads its own process group
+    assert done.stdout == ""
+
+
+def test_a_ready_agent_killed_by_a_signal_gives_128_plus_the_signal(tmp_path: Path) -> None:
+    file, state, _ = supervised_file(tmp_path, "ready:kill")
+
+    done = launch(file)
+
+    assert done.returncode == 128 + 9
+    assert not state.exists()
+
+
+def test_an_agent_that_dies_during_start_up_holds_the_pane_until_the_state_is_removed(
+    tmp_path: Path,
+) -> None:
+    file, state, report = supervised_file(tmp_path, "start:4")
+    launcher = launch_with_hold(file, hold=60.0)
+    try:
+        wait_until(
+            lambda: (state / "status").exists() and (state / "status").read_text() == "exited 4\n",
+            "the exit status",
+        )
+        time.sleep(0.5)
+        assert launcher.poll() is None  # still holding the pane open
+        assert not file.exists()  # the launch file was read once and deleted
+
+        shutil.rmtree(state)  # what discarding the pad does
+        stdout, _ = launcher.communicate(timeout=10)
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+            launcher.communicate()
+
+    assert launcher.returncode == 4
+    assert (
+        stdout.splitlines()[-1] == f"cafleet: {sys.executable} exited with status 4 during start-up"
+    )
+    assert json.loads(report.read_text())["status"].startswith("running ")
+
+
+def test_a_held_pane_closes_by_itself_after_the_hold(tmp_path: Path) -> None:
+    file, state, _ = supervised_file(tmp_path, "start:0")
+    started = time.monotonic()
+
+    launcher = launch_with_hold(file, hold=1.0)
+    stdout, _ = launcher.communicate(timeout=20)
+
+    assert launcher.returncode == 0
+    assert time.monotonic() - started >= 1.0
+    assert (state / "status").read_text() == "exited 0\n"  # nobody removed the pad
+    assert "exited with status 0 during start-up" in stdout
+
+
+def test_a_missing_agent_is_reported_and_recorded_as_127(tmp_path: Path) -> None:
+    state = tmp_path / "pad"
+    state.mkdir(mode=0o700)
+    missing = str(tmp_path / "no-such-agent")
+    file = write(
+        state / "launch.json",
+        {"argv": [missing, "x"], "env": {}, "cwd": str(tmp_path), "inherit": False,
+         "state": str(state)},
+    )  # fmt: skip
+
+    launcher = launch_with_hold(file, hold=0.5)
+    stdout, stderr = launcher.communicate(timeout=20)
+
+    assert launcher.returncode == 127
+    assert stderr.strip() == f"cafleet.launch: cannot run {missing}: No such file or directory"
+    assert (state / "status").read_text() == "exited 127\n"
+    assert stdout.strip() == f"cafleet: {missing} exited with status 127 during start-up"
+
+
+def test_a_state_that_is_not_a_path_is_refused(tmp_path: Path) -> None:
+    file = write(
+        tmp_path / "l.json", {"argv": ["/bin/true", "x"], "env": {}, "cwd": "/", "state": 7}
+    )
+
+    done = launch(file)
+
+    assert done.returncode == 127
+    assert "state must be a directory path" in done.stderr
+    assert len(done.stderr.splitlines()) == 1
+
+
+CTTY_LAUNCH = """\
+import fcntl, sys, termios
+fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+import cafleet.launch as launch
+sys.exit(launch.main(sys.argv[1:]))
+"""
+
+
+def test_on_a_terminal_the_agent_gets_the_foreground_and_the_screen_is_cleared(
+    tmp_path: Path,
+) -> None:
+    file, state, report = supervised_file(tmp_path, "ready:0")
+    master, slave = os.openpty()
+    try:
+        launcher = subprocess.Popen(
+            [sys.executable, "-c", CTTY_LAUNCH, str(file)],
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            start_new_session=True,
+        )
+        os.close(slave)
+        output = b""
+        deadline = time.monotonic() + 20
+        while launcher.poll() is None and time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.05)
+            if ready:
+                with contextlib.suppress(OSError):
+                    output += os.read(master, 4096)
+        launcher.wait(timeout=5)
+    finally:
+        os.close(master)
+
+    assert launcher.returncode == 0
+    assert output.startswith(b"\x1b[H\x1b[2J\x1b[3J")
+    seen = json.loads(report.read_text())
+    assert seen["fg"] == seen["pgrp"] == seen["pid"]  # the multiplexer shows the agent in front
+    assert not state.exists()

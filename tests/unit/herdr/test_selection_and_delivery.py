@@ -19,6 +19,7 @@ from cafleet.application.fleets import FleetService
 from cafleet.application.keystrokes import Keystrokes, KeystrokeSender
 from cafleet.application.ports import PushTarget
 from cafleet.application.teardown import PaneTeardown
+from cafleet.domain.agent_profiles import AgentProfiles, ProfileOverrides
 from cafleet.domain.delivery import DeliveryState
 from cafleet.domain.errors import Unavailable
 from cafleet.domain.panes import PaneInfo, agent_check
@@ -26,7 +27,9 @@ from cafleet.domain.placement import CodingAgent, Multiplexer, PaneLocation
 
 START = datetime(2026, 1, 1, 8, 0, tzinfo=UTC)
 DELAYS = {"claude": 0.5, "codex": 0.5, "opencode": 0.5, "custom": 0.25}
-COMMANDS = {"claude": ("claude", "node"), "codex": ("codex", "node"), "opencode": ("opencode",)}
+PROFILES = AgentProfiles.resolved(
+    {agent: ProfileOverrides(submit_delay=DELAYS[agent.value]) for agent in CodingAgent}
+)
 
 
 def herdr_env(server: FakeHerdrServer, **extra: str) -> dict[str, str]:
@@ -78,7 +81,7 @@ def test_cafleet_multiplexer_selects_herdr_inside_tmux(server: FakeHerdrServer) 
 
 def test_fleet_create_records_backend_herdr_and_the_socket(server: FakeHerdrServer) -> None:
     store, clock, drivers = MemoryStore(), FakeClock(START), FakePaneDrivers()
-    keys = KeystrokeSender(drivers, ThreadLocks(), clock, DELAYS, COMMANDS)
+    keys = KeystrokeSender(drivers, ThreadLocks(), clock, PROFILES)
     fleets = FleetService(
         store, clock, EnvironmentPaneLocator(herdr_env(server)), PaneTeardown(keys, drivers, clock)
     )
@@ -158,7 +161,7 @@ def test_the_agent_check_trusts_a_detected_agent_first(
 @pytest.fixture
 def sender(server: FakeHerdrServer) -> KeystrokeSender:
     drivers = SystemPaneDrivers({"HOME": "/nonexistent"})
-    return KeystrokeSender(drivers, ThreadLocks(), FakeClock(START), DELAYS, COMMANDS)
+    return KeystrokeSender(drivers, ThreadLocks(), FakeClock(START), PROFILES)
 
 
 def target(server: FakeHerdrServer, coding_agent: CodingAgent, pane_id: str) -> PushTarget:
@@ -171,7 +174,7 @@ def member_pane(server: FakeHerdrServer, tmp_path: Path) -> str:
     return driver.spawn(server.root_pane, ["/bin/agent", "--x"], {}, str(tmp_path))
 
 
-def test_a_preview_is_esc_then_one_bracketed_paste_then_enter(
+def test_a_preview_is_one_bracketed_paste_then_enter_without_esc(
     server: FakeHerdrServer, sender: KeystrokeSender, tmp_path: Path
 ) -> None:
     pane = member_pane(server, tmp_path)
@@ -186,10 +189,39 @@ def test_a_preview_is_esc_then_one_bracketed_paste_then_enter(
     assert outcome.state is DeliveryState.SENT
     assert outcome.transport == "herdr"
     assert server.inputs(pane)[start:] == [
-        b"\x1b",
         b"\x1b[200~[cafleet msg 1]\nhi\x1b[201~",
         b"\r",
     ]
+
+
+def test_a_claude_pane_showing_a_dialog_is_not_typed_into(
+    server: FakeHerdrServer, sender: KeystrokeSender, tmp_path: Path
+) -> None:
+    pane = member_pane(server, tmp_path)
+    server.set_processes(pane, [{"pid": 5, "name": "claude", "argv0": "claude"}])
+    server.set_screen(pane, "Bash command\n  rm -rf build\nDo you want to proceed?\n> 1. Yes")
+    start = len(server.inputs(pane))
+
+    outcome = sender.deliver(target(server, CodingAgent.CLAUDE, pane), Keystrokes.preview("hi"))
+
+    assert (outcome.state, outcome.error) == (
+        DeliveryState.SKIPPED,
+        "dialog:do you want to proceed",
+    )
+    assert server.inputs(pane)[start:] == []
+
+
+def test_a_claude_pane_is_not_typed_into_as_node(
+    server: FakeHerdrServer, sender: KeystrokeSender, tmp_path: Path
+) -> None:
+    pane = member_pane(server, tmp_path)
+    server.set_processes(pane, [{"pid": 5, "name": "node", "argv0": "node"}])
+    start = len(server.inputs(pane))
+
+    outcome = sender.deliver(target(server, CodingAgent.CLAUDE, pane), Keystrokes.wake("wake"))
+
+    assert (outcome.state, outcome.error) == (DeliveryState.SKIPPED, "not-agent:node")
+    assert server.inputs(pane)[start:] == []
 
 
 def test_a_pane_showing_a_shell_is_not_typed_into(

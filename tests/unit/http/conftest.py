@@ -104,6 +104,7 @@ class Fleets:
                     CodingAgent.CLAUDE,
                     now,
                     made.placement.socket,
+                    ready_at=now,
                 )
             )
             if card_kind is None:

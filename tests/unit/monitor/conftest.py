@@ -26,20 +26,22 @@ from cafleet.application.monitoring import MonitorService, TickReport
 from cafleet.application.ports import ProcessIdentity
 from cafleet.application.teardown import PaneTeardown
 from cafleet.domain.agent import Agent, CardKind
+from cafleet.domain.agent_profiles import AgentProfiles, ProfileOverrides
 from cafleet.domain.errors import DatabaseBusy, Unavailable
 from cafleet.domain.message import Message, unicast
 from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule
 from cafleet.domain.panes import PaneInfo
 from cafleet.domain.placement import CodingAgent, Multiplexer, PaneLocation, Placement
 from cafleet.entrypoints.monitor.loop import run_loop
-from cafleet.settings import DEFAULT_AGENT_COMMANDS
 
 START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 HOST = "host-a"
 MY_PID = 4242
 SOCKET = "mon-test.sock"
 AGENT_COMMAND = "python"  # the foreground command of every fake agent pane
-NO_DELAYS = {"claude": 0.0, "codex": 0.0, "opencode": 0.0, "custom": 0.0}
+NO_DELAY_PROFILES = AgentProfiles.resolved(
+    {agent: ProfileOverrides(submit_delay=0.0) for agent in CodingAgent}
+)
 DEFAULT_STALL = 240
 
 WAKE_LINE = re.compile(
@@ -234,6 +236,7 @@ class MonitorFleet:
                     created_at=now,
                     socket=socket if socket is not None else self.socket,
                     agent_commands=(AGENT_COMMAND,),
+                    ready_at=now,
                 )
             )
             if enroll is not None:
@@ -329,9 +332,7 @@ class MonitorFleet:
     # -- services ------------------------------------------------------------------------
 
     def keystrokes(self) -> KeystrokeSender:
-        return KeystrokeSender(
-            self.drivers, ThreadLocks(), self.clock, NO_DELAYS, dict(DEFAULT_AGENT_COMMANDS)
-        )
+        return KeystrokeSender(self.drivers, ThreadLocks(), self.clock, NO_DELAY_PROFILES)
 
     def service(
         self, *, stall_interval: int = DEFAULT_STALL, process: FakeProcess | None = None
@@ -441,9 +442,7 @@ class FleetFactory:
         director_pane = server.add_pane(AGENT_COMMAND, pane_id=director_pane_id)
         location = PaneLocation(backend, "main", "@0", director_pane_id, socket)
         teardown = PaneTeardown(
-            KeystrokeSender(
-                self.drivers, ThreadLocks(), self.clock, NO_DELAYS, dict(DEFAULT_AGENT_COMMANDS)
-            ),
+            KeystrokeSender(self.drivers, ThreadLocks(), self.clock, NO_DELAY_PROFILES),
             self.drivers,
             self.clock,
         )

@@ -187,7 +187,8 @@ def test_a_tick_lists_the_panes_once_whatever_the_fleet_size(make_fleet: Any, me
     service.tick(fleet.fleet_id)
 
     assert fleet.driver.listings == 3
-    assert fleet.driver.lookups == 1  # the watcher's agent check, once per delivered wake
+    # the watcher's agent check of a delivered wake: before typing and again before Enter
+    assert fleet.driver.lookups == 2
 
 
 def test_a_fleet_spread_over_two_servers_lists_each_server_once_per_tick(fleet: Any) -> None:

@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from cafleet.adapters.fake.clock import FakeClock
+from cafleet.adapters.fake.launch_pads import FakeLaunchPad, FakeLaunchPads
 from cafleet.adapters.fake.locator import FakePaneLocator
 from cafleet.adapters.fake.pane_driver import FakePane, FakePaneDriver, FakePaneDrivers, ThreadLocks
 from cafleet.adapters.fake.store import MemoryStore
@@ -29,12 +30,12 @@ from cafleet.application.ports import PaneLocks, PushTarget
 from cafleet.application.spawning import MemberSpawner, SpawnContext
 from cafleet.application.teardown import PaneTeardown
 from cafleet.domain.agent import Agent, CardKind
+from cafleet.domain.agent_profiles import PROFILES, AgentProfiles, ProfileOverrides, ReadyRule
 from cafleet.domain.delivery import Delivery
 from cafleet.domain.fleet import Fleet
 from cafleet.domain.monitor import MonitorSchedule
 from cafleet.domain.panes import Key, PaneInfo
 from cafleet.domain.placement import CodingAgent, Multiplexer, PaneLocation, Placement
-from cafleet.settings import DEFAULT_AGENT_COMMANDS
 
 START = datetime(2026, 1, 1, 8, 0, tzinfo=UTC)
 SOCKET = "unit-tmux.sock"
@@ -42,7 +43,6 @@ DIRECTOR_PANE = "%0"
 WINDOW = "@0"
 # distinct per coding agent, so a test can tell which delay was used
 SUBMIT_DELAYS = {"claude": 1.0, "codex": 2.0, "opencode": 3.0, "custom": 0.25}
-ESC_PAUSE = 0.1
 
 ESC = ("key", Key.ESCAPE.value)
 ENTER = ("key", Key.ENTER.value)
@@ -230,6 +230,26 @@ class PresetRecorder:
         return home / ".config" / "opencode" / "agents" / "cafleet.md"
 
 
+def profiles_with(
+    delays: Mapping[str, float],
+    commands: Mapping[str, tuple[str, ...]] | None = None,
+    ready_rules: Mapping[str, tuple[ReadyRule, ...]] | None = None,
+) -> AgentProfiles:
+    """The built-in profiles with these submit delays, foreground names and ready rules."""
+    commands = commands or {}
+    ready_rules = ready_rules or {}
+    return AgentProfiles.resolved(
+        {
+            agent: ProfileOverrides(
+                submit_delay=delays.get(agent.value),
+                foreground_names=commands.get(agent.value),
+                ready_rules=ready_rules.get(agent.value),
+            )
+            for agent in PROFILES
+        }
+    )
+
+
 @dataclass
 class PaneRig:
     """The store, clock, fake panes and pane services of one test."""
@@ -239,9 +259,11 @@ class PaneRig:
     drivers: FakePaneDrivers = field(default_factory=FakePaneDrivers)
     submit_delays: dict[str, float] = field(default_factory=lambda: dict(SUBMIT_DELAYS))
     agent_commands: dict[str, tuple[str, ...]] = field(
-        default_factory=lambda: dict(DEFAULT_AGENT_COMMANDS)
+        default_factory=lambda: {a.value: p.foreground_names for a, p in PROFILES.items()}
     )
+    ready_rules: dict[str, tuple[ReadyRule, ...]] = field(default_factory=dict)
     locks: PaneLocks = field(default_factory=ThreadLocks)
+    pads: FakeLaunchPads = field(default_factory=FakeLaunchPads)
 
     def __post_init__(self) -> None:
         self.driver = ScriptedDriver()
@@ -250,9 +272,10 @@ class PaneRig:
     # -- services
 
     def keystrokes(self, locks: PaneLocks | None = None) -> KeystrokeSender:
-        return KeystrokeSender(
-            self.drivers, locks or self.locks, self.clock, self.submit_delays, self.agent_commands
-        )
+        return KeystrokeSender(self.drivers, locks or self.locks, self.clock, self.profiles())
+
+    def profiles(self) -> AgentProfiles:
+        return profiles_with(self.submit_delays, self.agent_commands, self.ready_rules)
 
     def teardown(self) -> PaneTeardown:
         return PaneTeardown(self.keystrokes(), self.drivers, self.clock)
@@ -269,9 +292,13 @@ class PaneRig:
     def member_panes(self) -> MemberPanes:
         return MemberPanes(self.store, self.clock, self.drivers, self.keystrokes())
 
-    def messaging(self, max_text_len: int = 200) -> MessagingService:
+    def messaging(
+        self, max_text_len: int = 200, start_wait: float | None = None
+    ) -> MessagingService:
         notifier = PaneNotifier(self.keystrokes(), max_text_len)
-        return MessagingService(self.store, self.clock, notifier)
+        if start_wait is None:
+            return MessagingService(self.store, self.clock, notifier)
+        return MessagingService(self.store, self.clock, notifier, start_wait)
 
     def spawner(
         self,
@@ -280,7 +307,14 @@ class PaneRig:
         preset: PresetRecorder | None = None,
     ) -> MemberSpawner:
         return MemberSpawner(
-            self.store, self.clock, self.drivers, programs, context, preset or PresetRecorder()
+            self.store,
+            self.clock,
+            self.drivers,
+            programs,
+            context,
+            preset or PresetRecorder(),
+            self.pads,
+            self.profiles(),
         )
 
     # -- building the world
@@ -304,8 +338,10 @@ class PaneRig:
         monitor: bool = False,
         agent_commands: tuple[str, ...] = (),
         pane_id: str | None = None,
+        starting: bool = False,
     ) -> Member:
-        """A placed member. command=None records a pane that does not exist (gone)."""
+        """A placed member. command=None records a pane that does not exist (gone);
+        starting=True records a pane whose agent has not yet been seen ready."""
         pane: FakePane | None = None
         if pending:
             pane_id = None
@@ -338,6 +374,8 @@ class PaneRig:
                     now,
                     SOCKET,
                     agent_commands,
+                    ready_at=None if pane_id is None or starting else now,
+                    ready_rule=None if pane_id is None or starting else "wait",
                 )
             )
             if not monitor:
@@ -353,6 +391,17 @@ class PaneRig:
             )
             uow.commit()
         return agent_id
+
+    def mark_ready(self, agent_id: int, rule: str = "hook") -> None:
+        """Record that the member's agent was seen ready, as a finished spawn would."""
+        with self.store(write=True) as uow:
+            placement = uow.placements.get(agent_id)
+            assert placement is not None
+            uow.placements.save(placement.became_ready(rule, self.clock.now()))
+            uow.commit()
+
+    def pad(self, agent_id: int) -> FakeLaunchPad:
+        return self.pads.for_agent(agent_id)
 
     def director_pane(self) -> FakePane:
         return self.driver.panes[DIRECTOR_PANE]

@@ -14,7 +14,6 @@ from cafleet.domain.placement import CodingAgent, Multiplexer
 from .builders import (
     ENTER,
     ESC,
-    ESC_PAUSE,
     SOCKET,
     SUBMIT_DELAYS,
     PaneRig,
@@ -53,7 +52,7 @@ class Timeline:
 # --------------------------------------------------------------------------- sequences
 
 
-def test_preview_is_esc_pause_paste_delay_enter(rig: PaneRig) -> None:
+def test_preview_is_paste_delay_enter_without_esc(rig: PaneRig) -> None:
     pane = rig.driver.add_pane("claude")
     timeline = Timeline(rig, pane.pane_id)
 
@@ -61,8 +60,6 @@ def test_preview_is_esc_pause_paste_delay_enter(rig: PaneRig) -> None:
 
     assert outcome == PushOutcome.sent("tmux", pane.pane_id)
     assert timeline.read() == [
-        ("typed", ESC),
-        ("sleep", ESC_PAUSE),
         ("typed", paste(PREVIEW)),
         ("sleep", SUBMIT_DELAYS["claude"]),
         ("typed", ENTER),
@@ -70,7 +67,7 @@ def test_preview_is_esc_pause_paste_delay_enter(rig: PaneRig) -> None:
     assert pane.submitted() == [PREVIEW]
 
 
-def test_ping_is_esc_pause_literal_poll_line_delay_enter(rig: PaneRig) -> None:
+def test_ping_is_literal_poll_line_delay_enter_without_esc(rig: PaneRig) -> None:
     pane = rig.driver.add_pane("claude")
     timeline = Timeline(rig, pane.pane_id)
     line = "cafleet message poll --fleet-id 1 --agent-id 3"
@@ -78,8 +75,6 @@ def test_ping_is_esc_pause_literal_poll_line_delay_enter(rig: PaneRig) -> None:
     rig.keystrokes().deliver(target(pane.pane_id), Keystrokes.poll_trigger(1, 3))
 
     assert timeline.read() == [
-        ("typed", ESC),
-        ("sleep", ESC_PAUSE),
         ("typed", text(line)),
         ("sleep", SUBMIT_DELAYS["claude"]),
         ("typed", ENTER),
@@ -95,7 +90,7 @@ def test_ping_is_esc_pause_literal_poll_line_delay_enter(rig: PaneRig) -> None:
                      id="wake"),
     ],
 )  # fmt: skip
-def test_payloads_without_esc_are_typed_then_delay_then_enter(
+def test_plain_payloads_are_typed_then_delay_then_enter(
     rig: PaneRig, keys: Keystrokes, typed: str
 ) -> None:
     pane = rig.driver.add_pane("claude")
@@ -109,6 +104,37 @@ def test_payloads_without_esc_are_typed_then_delay_then_enter(
         ("sleep", SUBMIT_DELAYS["claude"]),
         ("typed", ENTER),
     ]
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [
+        pytest.param(Keystrokes.preview(PREVIEW), id="preview"),
+        pytest.param(Keystrokes.poll_trigger(1, 3), id="ping"),
+        pytest.param(Keystrokes.exit_command(), id="exit"),
+        pytest.param(Keystrokes.shell_command("ls"), id="exec"),
+        pytest.param(Keystrokes.wake("wake"), id="wake"),
+    ],
+)
+@pytest.mark.parametrize(
+    ("coding_agent", "command"),
+    [
+        (CodingAgent.CLAUDE, "claude"),
+        (CodingAgent.CODEX, "codex"),
+        (CodingAgent.OPENCODE, "opencode"),
+        (CodingAgent.CUSTOM, "demo-agent"),
+    ],
+)
+def test_no_payload_ever_sends_esc(
+    rig: PaneRig, keys: Keystrokes, coding_agent: CodingAgent, command: str
+) -> None:
+    pane = rig.driver.add_pane(command)
+
+    outcome = rig.keystrokes().deliver(target(pane.pane_id, coding_agent=coding_agent), keys)
+
+    assert outcome.state is DeliveryState.SENT
+    assert ESC not in pane.typed
+    assert [step for step in pane.typed if step[0] == "key"] == [ENTER]
 
 
 @pytest.mark.parametrize(
@@ -129,17 +155,38 @@ def test_submit_delay_follows_the_recipients_coding_agent(
         target(pane.pane_id, coding_agent=coding_agent), Keystrokes.preview(PREVIEW)
     )
 
-    assert rig.clock.slept == [ESC_PAUSE, SUBMIT_DELAYS[coding_agent.value]]
+    assert rig.clock.slept == [SUBMIT_DELAYS[coding_agent.value]]
+
+
+@pytest.mark.parametrize(
+    ("coding_agent", "command", "delay"),
+    [
+        (CodingAgent.CLAUDE, "claude", 0.2),
+        (CodingAgent.CODEX, "codex", 0.3),
+        (CodingAgent.OPENCODE, "opencode", 0.3),
+        (CodingAgent.CUSTOM, "demo-agent", 0.2),
+    ],
+)
+def test_the_default_submit_delays_come_from_the_profiles(
+    rig: PaneRig, coding_agent: CodingAgent, command: str, delay: float
+) -> None:
+    rig.submit_delays = {}
+    pane = rig.driver.add_pane(command)
+
+    rig.keystrokes().deliver(target(pane.pane_id, coding_agent=coding_agent), Keystrokes.wake("w"))
+
+    assert rig.clock.slept == [delay]
 
 
 def test_keystroke_payload_shapes() -> None:
-    assert Keystrokes.preview("a\nb") == Keystrokes("a\nb", esc_first=True, bracketed=True)
+    assert Keystrokes.preview("a\nb") == Keystrokes("a\nb", bracketed=True)
     assert Keystrokes.poll_trigger(4, 9) == Keystrokes(
-        "cafleet message poll --fleet-id 4 --agent-id 9", esc_first=True
+        "cafleet message poll --fleet-id 4 --agent-id 9"
     )
     assert Keystrokes.shell_command("ls") == Keystrokes("! ls")
     assert Keystrokes.exit_command() == Keystrokes("/exit")
     assert Keystrokes.wake("w") == Keystrokes("w")
+    assert not hasattr(Keystrokes("x"), "esc_first")
 
 
 # --------------------------------------------------------------------------- send lock
@@ -152,7 +199,7 @@ def test_the_pane_lock_is_held_from_the_check_through_enter(rig: PaneRig) -> Non
     rig.keystrokes(locks).deliver(target(pane.pane_id), Keystrokes.preview(PREVIEW))
 
     assert locks.holds == [(lock_key(target(pane.pane_id)), 30)]
-    assert locks.typed_at_release == [3]
+    assert locks.typed_at_release == [2]  # the paste and Enter, both under the lock
 
 
 def test_lock_key_differs_by_backend_socket_and_pane() -> None:
@@ -191,6 +238,7 @@ def test_lock_timeout_fails_without_typing(rig: PaneRig) -> None:
         pytest.param(CodingAgent.CLAUDE, (), "-zsh", "not-agent:zsh", id="login-shell"),
         pytest.param(CodingAgent.CLAUDE, (), "/bin/sh", "not-agent:sh", id="shell-path"),
         pytest.param(CodingAgent.CLAUDE, (), "vim", "not-agent:vim", id="not-in-claude-list"),
+        pytest.param(CodingAgent.CLAUDE, (), "node", "not-agent:node", id="claude-is-not-node"),
         pytest.param(CodingAgent.CODEX, (), "claude", "not-agent:claude", id="wrong-agent"),
         pytest.param(CodingAgent.OPENCODE, (), "python3", "not-agent:python3", id="opencode"),
         pytest.param(CodingAgent.CUSTOM, ("demo-agent", "python3"), "perl", "not-agent:perl",
@@ -219,8 +267,10 @@ def test_a_pane_not_running_the_agent_is_skipped_untouched(
     ("coding_agent", "agent_commands", "foreground"),
     [
         pytest.param(CodingAgent.CLAUDE, (), "claude", id="claude"),
-        pytest.param(CodingAgent.CLAUDE, (), "node", id="claude-as-node"),
         pytest.param(CodingAgent.CODEX, (), "codex", id="codex"),
+        pytest.param(CodingAgent.CODEX, (), "node", id="codex-as-node"),
+        pytest.param(CodingAgent.OPENCODE, (), "opencode", id="opencode"),
+        pytest.param(CodingAgent.OPENCODE, (), "node", id="opencode-as-node"),
         pytest.param(CodingAgent.OPENCODE, (), "bun", id="opencode-as-bun"),
         pytest.param(CodingAgent.CUSTOM, ("demo-agent", "python3"), "python3",
                      id="custom-interpreter"),
@@ -316,7 +366,7 @@ def test_a_failed_text_step_fails_and_presses_no_enter(
     assert pane.submitted() == []
 
 
-def test_a_failed_esc_stops_before_any_text(rig: PaneRig) -> None:
+def test_a_failed_enter_fails_the_delivery_after_the_text(rig: PaneRig) -> None:
     pane = rig.driver.add_pane("claude")
     rig.driver.failures["send_keys"] = Unavailable("tmux send-keys failed: server exited")
 
@@ -325,7 +375,21 @@ def test_a_failed_esc_stops_before_any_text(rig: PaneRig) -> None:
     assert outcome == PushOutcome.failed(
         "tmux send-keys failed: server exited", "tmux", pane.pane_id
     )
+    assert pane.typed == [paste(PREVIEW)]
+    assert pane.submitted() == []
+
+
+def test_a_failed_screen_read_stops_before_any_text(rig: PaneRig) -> None:
+    pane = rig.driver.add_pane("claude")
+    rig.driver.failures["capture"] = Unavailable("tmux capture-pane timed out after 5s")
+
+    outcome = rig.keystrokes().deliver(target(pane.pane_id), Keystrokes.preview(PREVIEW))
+
+    assert outcome == PushOutcome.failed(
+        "tmux capture-pane timed out after 5s", "tmux", pane.pane_id
+    )
     assert pane.typed == []
+    assert rig.clock.slept == []
 
 
 def test_a_pane_vanishing_mid_sequence_is_skipped_as_gone(rig: PaneRig) -> None:
@@ -345,3 +409,144 @@ def test_a_herdr_target_reports_herdr_as_transport(rig: PaneRig) -> None:
     outcome = rig.keystrokes().deliver(to, Keystrokes.exit_command())
 
     assert outcome == PushOutcome.sent("herdr", pane.pane_id)
+
+
+# --------------------------------------------------------------------------- dialogs
+
+
+@pytest.mark.parametrize(
+    ("coding_agent", "command", "screen", "sign"),
+    [
+        pytest.param(CodingAgent.CLAUDE, "claude",
+                     ["Is this a project you created or one you trust?", " > 1. Yes, I trust",
+                      "   this folder", "   2. No, exit"],
+                     "trust this folder", id="claude-trust-wrapped"),
+        pytest.param(CodingAgent.CLAUDE, "claude",
+                     ["Bash command", "  rm -rf build", "Do you want to PROCEED?"],
+                     "do you want to proceed", id="claude-permission-any-case"),
+        pytest.param(CodingAgent.CLAUDE, "claude",
+                     ["Detected a custom API key", "Use this API key?"],
+                     "use this api key", id="claude-api-key"),
+        pytest.param(CodingAgent.CODEX, "codex", ["Welcome to Codex", "Sign in with ChatGPT"],
+                     "sign in with chatgpt", id="codex-login"),
+    ],
+)  # fmt: skip
+def test_a_dialog_on_screen_is_skipped_before_any_text(
+    rig: PaneRig, coding_agent: CodingAgent, command: str, screen: list[str], sign: str
+) -> None:
+    pane = rig.driver.add_pane(command)
+    pane.screen = screen
+
+    outcome = rig.keystrokes().deliver(
+        target(pane.pane_id, coding_agent=coding_agent), Keystrokes.preview(PREVIEW)
+    )
+
+    assert outcome == PushOutcome.skipped(f"dialog:{sign}", "tmux", pane.pane_id)
+    assert pane.typed == []
+    assert rig.clock.slept == []
+
+
+def test_an_ordinary_screen_is_no_dialog(rig: PaneRig) -> None:
+    pane = rig.driver.add_pane("claude")
+    pane.screen = ["> fix the tests", "  Reading 3 files (esc to interrupt)", "> "]
+
+    outcome = rig.keystrokes().deliver(target(pane.pane_id), Keystrokes.preview(PREVIEW))
+
+    assert outcome == PushOutcome.sent("tmux", pane.pane_id)
+    assert pane.submitted() == [PREVIEW]
+
+
+@pytest.mark.parametrize(
+    ("coding_agent", "command"),
+    [(CodingAgent.OPENCODE, "opencode"), (CodingAgent.CUSTOM, "demo-agent")],
+)
+def test_an_agent_without_dialog_signs_is_typed_into_without_reading_its_screen(
+    rig: PaneRig, coding_agent: CodingAgent, command: str
+) -> None:
+    pane = rig.driver.add_pane(command)
+    pane.screen = ["Do you trust this folder?"]  # means nothing to these agents
+    rig.driver.failures["capture"] = Unavailable("the screen must not be read")
+
+    outcome = rig.keystrokes().deliver(
+        target(pane.pane_id, coding_agent=coding_agent), Keystrokes.preview(PREVIEW)
+    )
+
+    assert outcome == PushOutcome.sent("tmux", pane.pane_id)
+    assert pane.submitted() == [PREVIEW]
+
+
+# --------------------------------------------------------------------------- before Enter
+
+
+def test_the_check_runs_again_between_the_text_and_enter(rig: PaneRig) -> None:
+    pane = rig.driver.add_pane("claude")
+    looked: list[int] = []
+    original = rig.driver.pane
+
+    def pane_lookup(pane_id: str):  # type: ignore[no-untyped-def]
+        looked.append(len(pane.typed))
+        return original(pane_id)
+
+    rig.driver.pane = pane_lookup  # type: ignore[method-assign]
+
+    outcome = rig.keystrokes().deliver(target(pane.pane_id), Keystrokes.preview(PREVIEW))
+
+    assert outcome.state is DeliveryState.SENT
+    assert looked == [0, 1]  # before the paste, and after it but before Enter
+
+
+def test_an_agent_leaving_between_paste_and_enter_gets_no_enter(rig: PaneRig) -> None:
+    pane = rig.driver.add_pane("claude")
+
+    def agent_quits() -> None:
+        pane.command = "bash"
+
+    rig.clock.after(SUBMIT_DELAYS["claude"], agent_quits)
+
+    outcome = rig.keystrokes().deliver(target(pane.pane_id), Keystrokes.preview(PREVIEW))
+
+    assert outcome == PushOutcome.skipped("not-agent:bash (before Enter)", "tmux", pane.pane_id)
+    assert pane.typed == [paste(PREVIEW)]
+    assert ENTER not in pane.typed
+    assert rig.clock.slept == [SUBMIT_DELAYS["claude"]]
+
+
+def test_a_dialog_opening_between_text_and_enter_gets_no_enter(rig: PaneRig) -> None:
+    pane = rig.driver.add_pane("claude")
+
+    def dialog_opens() -> None:
+        pane.screen = ["Bash command", "Do you want to proceed?", "> 1. Yes", "  2. No"]
+
+    rig.clock.after(SUBMIT_DELAYS["claude"], dialog_opens)
+
+    outcome = rig.keystrokes().deliver(target(pane.pane_id), Keystrokes.poll_trigger(1, 3))
+
+    assert outcome == PushOutcome.skipped(
+        "dialog:do you want to proceed (before Enter)", "tmux", pane.pane_id
+    )
+    assert pane.typed == [text("cafleet message poll --fleet-id 1 --agent-id 3")]
+
+
+def test_a_pane_closing_between_text_and_enter_gets_no_enter(rig: PaneRig) -> None:
+    pane = rig.driver.add_pane("codex")
+    rig.clock.after(SUBMIT_DELAYS["codex"], lambda: rig.driver.panes.pop(pane.pane_id))
+
+    outcome = rig.keystrokes().deliver(
+        target(pane.pane_id, coding_agent=CodingAgent.CODEX), Keystrokes.exit_command()
+    )
+
+    assert outcome == PushOutcome.skipped("pane-gone (before Enter)", "tmux", pane.pane_id)
+    assert pane.typed == [text("/exit")]
+
+
+def test_a_target_whose_agent_is_still_starting_is_not_typed_into(rig: PaneRig) -> None:
+    pane = rig.driver.add_pane("claude")
+    starting = PushTarget(
+        3, Multiplexer.TMUX, SOCKET, pane.pane_id, CodingAgent.CLAUDE, ready=False
+    )
+
+    outcome = rig.keystrokes().deliver(starting, Keystrokes.preview(PREVIEW))
+
+    assert outcome == PushOutcome.skipped("agent-starting", "tmux", pane.pane_id)
+    assert pane.typed == []
+    assert rig.clock.slept == []

@@ -9,7 +9,7 @@ import pytest
 from cafleet.domain.errors import Invalid, NotFound, Unavailable
 from cafleet.domain.placement import CodingAgent, Multiplexer
 
-from .builders import ENTER, ESC, ESC_PAUSE, SUBMIT_DELAYS, PaneRig, TimedOutLocks, text
+from .builders import ENTER, ESC, SUBMIT_DELAYS, PaneRig, TimedOutLocks, text
 
 # --------------------------------------------------------------------------- capture
 
@@ -172,7 +172,7 @@ def test_exec_into_a_shell_pane_is_refused_with_the_foreground_command(rig: Pane
         rig.member_panes().exec(made.fleet.fleet_id, worker.agent_id, "rm -rf build")
 
     assert raised.value.message == (
-        f"pane {worker.pane_id} is not running claude (foreground: bash); not typing into it."
+        f"the shell command was not typed into pane {worker.pane_id} (claude): pane runs bash."
     )
     assert worker.pane.typed == []
 
@@ -185,7 +185,7 @@ def test_exec_into_a_pane_running_another_program_is_refused(rig: PaneRig) -> No
         rig.member_panes().exec(made.fleet.fleet_id, worker.agent_id, "ls")
 
     assert raised.value.message == (
-        f"pane {worker.pane_id} is not running codex (foreground: htop); not typing into it."
+        f"the shell command was not typed into pane {worker.pane_id} (codex): pane runs htop."
     )
 
 
@@ -196,14 +196,15 @@ def test_exec_into_a_gone_pane_is_refused(rig: PaneRig) -> None:
     with pytest.raises(Invalid) as raised:
         rig.member_panes().exec(made.fleet.fleet_id, worker.agent_id, "ls")
 
-    assert raised.value.message.startswith(f"pane {worker.pane_id} is not running claude ")
-    assert raised.value.message.endswith("; not typing into it.")
+    assert raised.value.message == (
+        f"the shell command was not typed into pane {worker.pane_id} (claude): the pane is gone."
+    )
 
 
 # --------------------------------------------------------------------------- ping
 
 
-def test_ping_types_the_poll_line_after_esc(rig: PaneRig) -> None:
+def test_ping_types_the_poll_line_without_esc(rig: PaneRig) -> None:
     made = rig.fleet()
     worker = rig.member(made, coding_agent=CodingAgent.CODEX, command="codex")
     assert worker.pane is not None
@@ -212,11 +213,11 @@ def test_ping_types_the_poll_line_after_esc(rig: PaneRig) -> None:
     rig.member_panes().ping(fleet_id, worker.agent_id)
 
     assert worker.pane.typed == [
-        ESC,
         text(f"cafleet message poll --fleet-id {fleet_id} --agent-id {worker.agent_id}"),
         ENTER,
     ]
-    assert rig.clock.slept == [ESC_PAUSE, SUBMIT_DELAYS["codex"]]
+    assert ESC not in worker.pane.typed
+    assert rig.clock.slept == [SUBMIT_DELAYS["codex"]]
 
 
 def test_ping_works_on_the_director(rig: PaneRig) -> None:
@@ -240,7 +241,8 @@ def test_ping_into_a_shell_pane_is_refused_like_exec(rig: PaneRig) -> None:
         rig.member_panes().ping(made.fleet.fleet_id, worker.agent_id)
 
     assert raised.value.message == (
-        f"pane {worker.pane_id} is not running claude (foreground: zsh); not typing into it."
+        f"the poll-trigger keystroke was not typed into pane {worker.pane_id} (claude):"
+        " pane runs zsh."
     )
     assert worker.pane.typed == []
 
@@ -283,3 +285,34 @@ def test_a_failed_ping_has_the_exact_spec_message(rig: PaneRig) -> None:
         "send failed: tmux send-keys did not deliver the poll-trigger keystroke to pane"
         f" {worker.pane_id}."
     )
+
+
+def test_exec_into_a_pane_showing_a_dialog_is_refused_and_names_it(rig: PaneRig) -> None:
+    made = rig.fleet()
+    worker = rig.member(made)
+    assert worker.pane is not None
+    worker.pane.screen = ["Bash command", "Do you want to proceed?", "> 1. Yes"]
+
+    with pytest.raises(Invalid) as raised:
+        rig.member_panes().exec(made.fleet.fleet_id, worker.agent_id, "ls")
+
+    assert raised.value.message == (
+        f"the shell command was not typed into pane {worker.pane_id} (claude):"
+        " a dialog is on screen (do you want to proceed)."
+    )
+    assert worker.pane.typed == []
+
+
+def test_ping_of_a_starting_member_is_refused(rig: PaneRig) -> None:
+    made = rig.fleet()
+    worker = rig.member(made, starting=True)
+    assert worker.pane is not None
+
+    with pytest.raises(Invalid) as raised:
+        rig.member_panes().ping(made.fleet.fleet_id, worker.agent_id)
+
+    assert raised.value.message == (
+        f"the poll-trigger keystroke was not typed into pane {worker.pane_id} (claude):"
+        " the agent did not finish starting."
+    )
+    assert worker.pane.typed == []

@@ -11,7 +11,7 @@ from cafleet.application.ports import Announcement
 from cafleet.domain.delivery import DeliveryState, PushOutcome
 from cafleet.domain.message import MessageState
 
-from .builders import ENTER, ESC, START, PaneRig, TimedOutLocks, paste, target
+from .builders import ENTER, START, PaneRig, TimedOutLocks, paste, target
 
 HEADER_TS = "2026-01-01T08:00:00.000000+00:00"
 
@@ -24,13 +24,13 @@ def announce(rig: PaneRig, pane_id: str, body: str, max_text_len: int = 200) -> 
 # --------------------------------------------------------------------------- the notifier
 
 
-def test_preview_is_pasted_after_esc_and_submitted(rig: PaneRig) -> None:
+def test_preview_is_pasted_and_submitted_without_esc(rig: PaneRig) -> None:
     pane = rig.driver.add_pane("claude")
 
     outcome = announce(rig, pane.pane_id, "hello worker")
 
     assert outcome == PushOutcome.sent("tmux", pane.pane_id)
-    assert pane.typed == [ESC, paste(f"[cafleet msg 12 from 3 {HEADER_TS}]\nhello worker"), ENTER]
+    assert pane.typed == [paste(f"[cafleet msg 12 from 3 {HEADER_TS}]\nhello worker"), ENTER]
 
 
 @pytest.mark.parametrize(

@@ -1,21 +1,34 @@
-"""MemberSpawner (`member create`): validate, register, spawn beside the Director, record
-the pane; roll back on failure (§5.5, §8.1–8.5)."""
+"""MemberSpawner (`member create`): validate, register, spawn beside the Director through a
+launch pad, record the pane, watch the agent start; roll back on failure (§5.5, §8.1–8.5)."""
 
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
+from cafleet.adapters.fake.launch_pads import FakeLaunchPad
 from cafleet.application.fleets import FleetCreated
+from cafleet.application.ports import LauncherStatus
 from cafleet.application.spawning import MemberCreated, MemberRequest, MemberSpawner, SpawnContext
 from cafleet.domain.agent import AgentStatus, CardKind
+from cafleet.domain.agent_profiles import ReadyRule
 from cafleet.domain.errors import CafleetError, Invalid, Unavailable, UsageProblem
 from cafleet.domain.placement import CodingAgent, Multiplexer
 
-from .builders import DIRECTOR_PANE, SOCKET, WINDOW, FakePrograms, PaneRig, PresetRecorder
+from .builders import (
+    DIRECTOR_PANE,
+    SOCKET,
+    START,
+    WINDOW,
+    FakePrograms,
+    PaneRig,
+    PresetRecorder,
+)
 
 PROMPT = "You are {agent_id} in fleet {fleet_id}; report to {director_agent_id} ({coding_agent})."
 CWD = "/fake/project"
@@ -25,12 +38,35 @@ CALLER_ENV = {
     "PATH": "/fake/bin:/usr/bin",
     "HOME": "/fake/home",
     "TERM": "xterm",
+    "LANG": "C.UTF-8",
+    "ANTHROPIC_API_KEY": "sk-fake",
+    "XDG_CONFIG_HOME": "/fake/home/.config",
     "CAFLEET_SUBMIT_DELAY_CLAUDE": "0.5",
     "CAFLEET_DEBUG": "1",
     "CAFLEET_FLEET_ID": "999",
     "CAFLEET_AGENT_ID": "999",
     "CAFLEET_DATABASE_URL": "sqlite:///relative.db",
     "CAFLEET_MULTIPLEXER": "herdr",
+    # never handed on: the admin token, the caller's own pane, an agent's session markers
+    "CAFLEET_WEBUI_TOKEN": "0123456789abcdef",
+    "TMUX": "/tmp/tmux-1000/default,1,0",
+    "TMUX_PANE": "%0",
+    "HERDR_PANE_ID": "w1:p1",
+    "HERDR_SOCKET_PATH": "/fake/herdr.sock",
+    "CLAUDECODE": "1",
+    "CLAUDE_CODE_ENTRYPOINT": "cli",
+    "CODEX_SANDBOX": "seatbelt",
+    "OPENCODE": "1",
+}
+MEMBER_ENV_FROM_CALLER = {
+    "PATH": "/fake/bin:/usr/bin",
+    "HOME": "/fake/home",
+    "TERM": "xterm",
+    "LANG": "C.UTF-8",
+    "ANTHROPIC_API_KEY": "sk-fake",
+    "XDG_CONFIG_HOME": "/fake/home/.config",
+    "CAFLEET_SUBMIT_DELAY_CLAUDE": "0.5",
+    "CAFLEET_DEBUG": "1",
 }
 BINARIES = {
     "claude": "/fake/bin/claude",
@@ -38,6 +74,11 @@ BINARIES = {
     "opencode": "/fake/bin/opencode",
     "demo-agent": "/fake/bin/demo-agent",
 }
+ALLOW = "Bash(cafleet:*)"
+CODEX_HEAD = (
+    "--no-daemon", "--ask-for-approval", "never", "--sandbox", "workspace-write",
+    "-c", "allow_login_shell=false", "-c", "sandbox_workspace_write.network_access=true",
+)  # fmt: skip
 
 
 class Spawning:
@@ -48,6 +89,8 @@ class Spawning:
         rig: PaneRig,
         director_agent: CodingAgent = CodingAgent.CLAUDE,
         default_agent_command: str | None = None,
+        start_timeout: float = 90.0,
+        database_dir: str | None = None,
     ) -> None:
         self.rig = rig
         self.made: FleetCreated = rig.fleet(director_agent)
@@ -59,6 +102,8 @@ class Spawning:
             database_url=DATABASE_URL,
             default_agent_command=default_agent_command,
             home=HOME,
+            start_timeout=start_timeout,
+            database_dir=database_dir,
         )
 
     @property
@@ -86,6 +131,15 @@ class Spawning:
     def create(self, **changes: object) -> MemberCreated:
         return self.spawner().create(self.request(**changes))
 
+    def on_spawn(self, action: Callable[[FakeLaunchPad, str], None]) -> None:
+        """Run `action(pad, pane_id)` right after the pane is opened, as the agent starts."""
+        self.rig.driver.after_spawn = lambda pane_id: action(self.rig.pads.pads[-1], pane_id)
+
+    def coder(self) -> int:
+        """The id the member named coder got (whether or not it survived)."""
+        [agent] = [a for a in self.rig.store.tables.agents.values() if a.name == "coder"]
+        return agent.agent_id
+
 
 @pytest.fixture
 def spawning(rig: PaneRig) -> Spawning:
@@ -94,6 +148,16 @@ def spawning(rig: PaneRig) -> Spawning:
 
 def rendered(agent_id: int, fleet_id: int, director_id: int, coding_agent: str) -> str:
     return f"You are {agent_id} in fleet {fleet_id}; report to {director_id} ({coding_agent})."
+
+
+def drawn(text: str, width: int = 20) -> list[str]:
+    """`text` as a TUI shows it: wrapped and framed."""
+    rows = [f"│ {text[i : i + width]:<{width}} │" for i in range(0, len(text), width)]
+    return ["╭" + "─" * (width + 2) + "╮", *rows, "╰" + "─" * (width + 2) + "╯", "> "]
+
+
+def at(seconds: float) -> object:
+    return START + timedelta(seconds=seconds)
 
 
 # --------------------------------------------------------------------------- success
@@ -108,8 +172,9 @@ def test_a_claude_member_is_registered_spawned_and_recorded(
     [call] = rig.driver.spawned
     assert call.beside == DIRECTOR_PANE
     assert call.argv == (
-        "/fake/bin/claude", "--permission-mode", "dontAsk", "--name", "coder",
-        rendered(new_id, spawning.fleet_id, spawning.director_id, "claude"),
+        "/fake/bin/claude", "--permission-mode", "dontAsk", "--allowedTools", ALLOW,
+        "--name", "coder", "--settings", f"/pads/{spawning.fleet_id}-{new_id}/agent-settings.json",
+        "--", rendered(new_id, spawning.fleet_id, spawning.director_id, "claude"),
     )  # fmt: skip
     assert call.cwd == CWD
     placement = rig.placement(new_id)
@@ -120,6 +185,8 @@ def test_a_claude_member_is_registered_spawned_and_recorded(
         Multiplexer.TMUX, "main", WINDOW, SOCKET,
     )  # fmt: skip
     assert (placement.coding_agent, placement.agent_commands) == (CodingAgent.CLAUDE, ())
+    assert placement.ready_at is not None
+    assert not placement.is_starting
     agent = rig.agent(new_id)
     assert agent == created.agent
     assert agent is not None
@@ -131,20 +198,34 @@ def test_a_claude_member_is_registered_spawned_and_recorded(
     assert schedule is not None
     assert (schedule.interval_seconds, schedule.enabled) == (720, True)
     assert spawning.preset.homes == []
+    pad = rig.pad(new_id)
+    assert (pad.fleet_id, pad.ready, pad.discarded) == (spawning.fleet_id, True, False)
 
 
-def test_the_pane_gets_the_identity_environment(rig: PaneRig, spawning: Spawning) -> None:
+def test_the_pane_is_spawned_through_the_pad_with_no_environment_of_its_own(
+    rig: PaneRig, spawning: Spawning
+) -> None:
     created = spawning.create()
 
     [call] = rig.driver.spawned
-    assert call.env == {
+    pad = rig.pad(created.agent.agent_id)
+    assert call.env == {}
+    assert rig.driver.panes[call.pane_id].env == {}
+    assert tuple(pad.argv) == call.argv  # the fake pad's launcher is transparent
+    assert pad.cwd == CWD
+
+
+def test_the_member_gets_the_callers_whole_environment_less_what_must_not_leak(
+    rig: PaneRig, spawning: Spawning
+) -> None:
+    created = spawning.create()
+
+    assert rig.pad(created.agent.agent_id).env == {
+        **MEMBER_ENV_FROM_CALLER,
         "CAFLEET_FLEET_ID": str(spawning.fleet_id),
         "CAFLEET_AGENT_ID": str(created.agent.agent_id),
         "CAFLEET_DATABASE_URL": DATABASE_URL,
         "CAFLEET_MULTIPLEXER": "tmux",
-        "CAFLEET_SUBMIT_DELAY_CLAUDE": "0.5",
-        "CAFLEET_DEBUG": "1",
-        "PATH": "/fake/bin:/usr/bin",
     }
 
 
@@ -159,17 +240,59 @@ def test_a_model_is_passed_before_the_prompt(rig: PaneRig, spawning: Spawning) -
     spawning.create(model="opus")
 
     argv = rig.driver.spawned[0].argv
-    assert argv[5:7] == ("--model", "opus")
-    assert len(argv) == 8
+    assert argv[7:11] == ("--settings", argv[8], "--model", "opus")
+    assert argv[-2] == "--"
+    assert len(argv) == 13
+
+
+def test_claude_gets_hook_settings_that_record_its_events_in_the_pad(
+    rig: PaneRig, spawning: Spawning
+) -> None:
+    created = spawning.create()
+
+    pad = rig.pad(created.agent.agent_id)
+    events = f"/pads/{spawning.fleet_id}-{created.agent.agent_id}/events"
+    settings = json.loads(pad.files["agent-settings.json"])
+    commands = {
+        event: [hook["command"] for entry in entries for hook in entry["hooks"]]
+        for event, entries in settings["hooks"].items()
+    }
+    assert commands == {
+        "SessionStart": [f"record-event {events} session"],
+        "UserPromptSubmit": [f"record-event {events} prompt"],
+        "Stop": [f"record-event {events} idle"],
+        "Notification": [f"record-event {events} waiting"],
+    }
+
+
+def test_claude_without_the_hook_rule_gets_no_hook_settings(
+    rig: PaneRig, spawning: Spawning
+) -> None:
+    rig.ready_rules = {"claude": (ReadyRule.SCREEN, ReadyRule.WAIT)}
+
+    created = spawning.create()
+
+    assert rig.pad(created.agent.agent_id).files == {}
+    assert "--settings" not in rig.driver.spawned[0].argv
 
 
 def test_a_codex_member_gets_the_codex_command_line(rig: PaneRig, spawning: Spawning) -> None:
     created = spawning.create(coding_agent=CodingAgent.CODEX, prompt="Go.")
 
-    assert rig.driver.spawned[0].argv == (
-        "/fake/bin/codex", "--ask-for-approval", "never", "--sandbox", "workspace-write", "Go.",
-    )  # fmt: skip
+    assert rig.driver.spawned[0].argv == ("/fake/bin/codex", *CODEX_HEAD, "--", "Go.")
     assert created.placement.coding_agent is CodingAgent.CODEX
+    assert rig.pad(created.agent.agent_id).files == {}  # codex takes no hook settings
+
+
+def test_a_codex_member_may_write_the_database_directory(rig: PaneRig) -> None:
+    spawning = Spawning(rig, database_dir="/fake/data")
+
+    spawning.create(coding_agent=CodingAgent.CODEX, model="gpt-5", prompt="Go.")
+
+    assert rig.driver.spawned[0].argv == (
+        "/fake/bin/codex", *CODEX_HEAD, "--add-dir", "/fake/data", "--model", "gpt-5", "--",
+        "Go.",
+    )  # fmt: skip
 
 
 def test_an_opencode_member_gets_its_preset_and_command_line(
@@ -179,14 +302,47 @@ def test_an_opencode_member_gets_its_preset_and_command_line(
 
     assert spawning.preset.homes == [HOME]
     assert rig.driver.spawned[0].argv == (
-        "/fake/bin/opencode", "--agent", "cafleet", "--model", "openai/gpt-5", "--prompt", "Go.",
+        "/fake/bin/opencode", "--agent", "cafleet", "--port", "4242", "--model", "openai/gpt-5",
+        "--prompt", "Go.",
     )  # fmt: skip
+
+
+def test_an_opencode_member_s_server_gets_a_password_in_its_environment(
+    rig: PaneRig, spawning: Spawning
+) -> None:
+    created = spawning.create(coding_agent=CodingAgent.OPENCODE, prompt="Go.")
+
+    pad = rig.pad(created.agent.agent_id)
+    assert pad.served is not None
+    assert pad.env["OPENCODE_SERVER_PASSWORD"] == pad.served.password == "fake-password"
+    assert "--port" in pad.argv
+    assert pad.argv[pad.argv.index("--port") + 1] == str(pad.served.port)
+
+
+@pytest.mark.parametrize("coding_agent", [CodingAgent.CLAUDE, CodingAgent.CODEX])
+def test_other_members_get_no_server(
+    rig: PaneRig, spawning: Spawning, coding_agent: CodingAgent
+) -> None:
+    created = spawning.create(coding_agent=coding_agent)
+
+    pad = rig.pad(created.agent.agent_id)
+    assert pad.served is None
+    assert "OPENCODE_SERVER_PASSWORD" not in pad.env
+    assert "--port" not in pad.argv
 
 
 def test_a_multi_line_prompt_stays_one_argument(rig: PaneRig, spawning: Spawning) -> None:
     spawning.create(prompt="line one\nline two {{literal}}")
 
     assert rig.driver.spawned[0].argv[-1] == "line one\nline two {literal}"
+
+
+def test_a_prompt_starting_with_a_dash_follows_the_double_dash(
+    rig: PaneRig, spawning: Spawning
+) -> None:
+    spawning.create(prompt="--help is not an option here")
+
+    assert rig.driver.spawned[0].argv[-2:] == ("--", "--help is not an option here")
 
 
 def test_a_monitor_inherits_the_directors_coding_agent_and_is_not_enrolled(rig: PaneRig) -> None:
@@ -251,6 +407,418 @@ def test_a_custom_binary_without_shebang_accepts_only_its_own_name(
     created = spawning.create(coding_agent=CodingAgent.CUSTOM, agent_command="demo-agent")
 
     assert created.placement.agent_commands == ("demo-agent",)
+
+
+# --------------------------------------------------------------------------- readiness
+
+
+def test_claude_is_ready_when_its_hook_reports_the_prompt(rig: PaneRig, spawning: Spawning) -> None:
+    def agent_takes_the_prompt(pad: FakeLaunchPad, pane_id: str) -> None:
+        pad.reported.extend(["session", "prompt"])
+
+    spawning.on_spawn(agent_takes_the_prompt)
+
+    created = spawning.create()
+
+    assert (created.placement.ready_rule, created.placement.ready_at) == ("hook", START)
+    assert rig.placement(created.agent.agent_id) == created.placement
+    assert rig.pad(created.agent.agent_id).ready is True
+
+
+def test_a_session_event_alone_is_not_ready(rig: PaneRig, spawning: Spawning) -> None:
+    spawning.on_spawn(lambda pad, pane_id: pad.reported.append("session"))
+    rig.clock.after(3.0, lambda: rig.pads.pads[-1].reported.append("prompt"))
+
+    created = spawning.create()
+
+    assert (created.placement.ready_rule, created.placement.ready_at) == ("hook", at(3.0))
+
+
+def test_the_hook_wins_over_the_screen(rig: PaneRig, spawning: Spawning) -> None:
+    def both(pad: FakeLaunchPad, pane_id: str) -> None:
+        pad.reported.append("prompt")
+        rig.driver.panes[pane_id].screen = drawn(pad.argv[-1])
+
+    spawning.on_spawn(both)
+
+    assert spawning.create().placement.ready_rule == "hook"
+
+
+def prompt_appears_after(rig: PaneRig, seconds: float) -> Callable[[FakeLaunchPad, str], None]:
+    def appears(pad: FakeLaunchPad, pane_id: str) -> None:
+        pane = rig.driver.panes[pane_id]
+        rig.clock.after(seconds, lambda: setattr(pane, "screen", drawn(pad.argv[-1])))
+
+    return appears
+
+
+def test_codex_is_ready_when_its_screen_shows_the_spawn_prompt(
+    rig: PaneRig, spawning: Spawning
+) -> None:
+    spawning.on_spawn(prompt_appears_after(rig, 1.0))
+
+    created = spawning.create(coding_agent=CodingAgent.CODEX)
+
+    assert (created.placement.ready_rule, created.placement.ready_at) == ("screen", at(1.0))
+
+
+BUSY = '{"ses_1": {"type": "busy"}}'
+
+
+def test_opencode_is_ready_when_its_server_reports_a_busy_session(
+    rig: PaneRig, spawning: Spawning
+) -> None:
+    def busy_later(pad: FakeLaunchPad, pane_id: str) -> None:
+        pad.answers["/session/status"] = "{}"
+        rig.clock.after(2.0, lambda: pad.answers.update({"/session/status": BUSY}))
+
+    spawning.on_spawn(busy_later)
+
+    created = spawning.create(coding_agent=CodingAgent.OPENCODE)
+
+    assert (created.placement.ready_rule, created.placement.ready_at) == ("http", at(2.0))
+    assert rig.pad(created.agent.agent_id).ready is True
+
+
+def test_opencode_s_screen_never_counts(rig: PaneRig, spawning: Spawning) -> None:
+    """opencode shows the spawn prompt in its composer before it takes it."""
+    spawning.on_spawn(prompt_appears_after(rig, 1.0))
+
+    created = spawning.create(coding_agent=CodingAgent.OPENCODE)
+
+    assert (created.placement.ready_rule, created.placement.ready_at) == ("wait", at(45.0))
+
+
+def test_opencode_with_the_screen_rule_may_use_it_once_its_server_is_late(
+    rig: PaneRig, spawning: Spawning
+) -> None:
+    rig.ready_rules = {"opencode": (ReadyRule.HTTP, ReadyRule.SCREEN, ReadyRule.WAIT)}
+    spawning.on_spawn(prompt_appears_after(rig, 1.0))
+
+    created = spawning.create(coding_agent=CodingAgent.OPENCODE)
+
+    assert (created.placement.ready_rule, created.placement.ready_at) == ("screen", at(8.0))
+
+
+def test_claude_s_screen_counts_only_once_its_hook_is_late(
+    rig: PaneRig, spawning: Spawning
+) -> None:
+    spawning.on_spawn(prompt_appears_after(rig, 1.0))
+
+    created = spawning.create()
+
+    assert (created.placement.ready_rule, created.placement.ready_at) == ("screen", at(8.0))
+
+
+def test_claude_s_hook_within_the_grace_wins_over_its_screen(
+    rig: PaneRig, spawning: Spawning
+) -> None:
+    spawning.on_spawn(prompt_appears_after(rig, 1.0))
+    rig.clock.after(7.0, lambda: rig.pads.pads[-1].reported.append("prompt"))
+
+    created = spawning.create()
+
+    assert (created.placement.ready_rule, created.placement.ready_at) == ("hook", at(7.0))
+
+
+def test_claude_without_the_hook_rule_trusts_its_screen_at_once(
+    rig: PaneRig, spawning: Spawning
+) -> None:
+    rig.ready_rules = {"claude": (ReadyRule.SCREEN, ReadyRule.WAIT)}
+    spawning.on_spawn(prompt_appears_after(rig, 1.0))
+
+    created = spawning.create()
+
+    assert (created.placement.ready_rule, created.placement.ready_at) == ("screen", at(1.0))
+
+
+def test_the_screen_rule_needs_the_agent_in_front(rig: PaneRig, spawning: Spawning) -> None:
+    def echoed_by_a_shell(pad: FakeLaunchPad, pane_id: str) -> None:
+        pane = rig.driver.panes[pane_id]
+        pane.command, pane.screen = "bash", drawn(pad.argv[-1])
+        rig.clock.after(2.0, lambda: setattr(pane, "command", "codex"))
+
+    spawning.on_spawn(echoed_by_a_shell)
+
+    created = spawning.create(coding_agent=CodingAgent.CODEX)
+
+    assert (created.placement.ready_rule, created.placement.ready_at) == ("screen", at(2.0))
+
+
+@pytest.mark.parametrize(
+    ("coding_agent", "changes", "seconds"),
+    [
+        (CodingAgent.CLAUDE, {}, 20.0),
+        (CodingAgent.CODEX, {}, 20.0),
+        (CodingAgent.OPENCODE, {}, 45.0),
+        # 0.5 s, seen at the first look after it (the screen is read every 0.2 s)
+        (CodingAgent.CUSTOM, {"agent_command": "demo-agent"}, 0.6),
+    ],
+)
+def test_without_a_signal_an_agent_in_front_is_ready_after_its_wait(
+    rig: PaneRig,
+    spawning: Spawning,
+    coding_agent: CodingAgent,
+    changes: dict[str, object],
+    seconds: float,
+) -> None:
+    created = spawning.create(coding_agent=coding_agent, **changes)
+
+    assert (created.placement.ready_rule, created.placement.ready_at) == ("wait", at(seconds))
+    assert rig.placement(created.agent.agent_id) == created.placement
+
+
+def test_a_custom_agent_showing_its_interpreter_counts_as_in_front(
+    rig: PaneRig, spawning: Spawning
+) -> None:
+    spawning.on_spawn(lambda pad, pane_id: setattr(rig.driver.panes[pane_id], "command", "python3"))
+
+    created = spawning.create(coding_agent=CodingAgent.CUSTOM, agent_command="demo-agent")
+
+    assert (created.placement.ready_rule, created.placement.ready_at) == ("wait", at(0.6))
+
+
+def test_the_wait_counts_only_while_the_agent_is_in_front_without_a_dialog(
+    rig: PaneRig, spawning: Spawning
+) -> None:
+    def flashing_dialog(pad: FakeLaunchPad, pane_id: str) -> None:
+        pane = rig.driver.panes[pane_id]
+        pane.screen = ["Do you want to proceed?"]
+        rig.clock.after(0.6, lambda: setattr(pane, "screen", ["> "]))
+
+    spawning.on_spawn(flashing_dialog)
+
+    created = spawning.create()
+
+    assert (created.placement.ready_rule, created.placement.ready_at) == ("wait", at(20.6))
+
+
+def test_the_ready_rules_setting_limits_the_rules(rig: PaneRig, spawning: Spawning) -> None:
+    rig.ready_rules = {"claude": (ReadyRule.WAIT,)}
+    spawning.on_spawn(
+        lambda pad, pane_id: setattr(rig.driver.panes[pane_id], "screen", drawn(pad.argv[-1]))
+    )
+
+    created = spawning.create()
+
+    assert (created.placement.ready_rule, created.placement.ready_at) == ("wait", at(20.0))
+
+
+def test_nothing_is_typed_into_a_starting_pane(rig: PaneRig, spawning: Spawning) -> None:
+    created = spawning.create()
+
+    assert rig.driver.panes[created.placement.pane_id or ""].typed == []
+
+
+def test_registration_timestamps_come_from_the_clock(rig: PaneRig, spawning: Spawning) -> None:
+    created = spawning.create()
+
+    assert created.agent.registered_at == START
+    assert created.placement.created_at == START
+    assert created.placement.ready_at == at(20.0) == rig.clock.now()
+
+
+# --------------------------------------------------------------------------- failed starts
+
+
+def assert_rolled_back(rig: PaneRig, spawning: Spawning, pane_id: str) -> None:
+    burned = rig.agent(spawning.coder())
+    assert burned is not None
+    assert burned.status is AgentStatus.DEREGISTERED
+    assert rig.placement(burned.agent_id) is None
+    assert rig.schedule(burned.agent_id) is None
+    assert pane_id not in rig.driver.panes
+    assert set(rig.driver.panes) == {DIRECTOR_PANE}
+    pad = rig.pad(burned.agent_id)
+    assert (pad.discarded, pad.ready) == (True, False)
+
+
+def test_an_agent_that_exits_at_once_fails_with_its_last_lines(
+    rig: PaneRig, spawning: Spawning
+) -> None:
+    opened: list[str] = []
+
+    def exits(pad: FakeLaunchPad, pane_id: str) -> None:
+        opened.append(pane_id)
+        pad.launcher_status = LauncherStatus(exit_code=1)
+        rig.driver.panes[pane_id].screen = [
+            "Welcome to Claude Code", "", "Error: Invalid API key · Please run /login", "",
+            "cafleet: /fake/bin/claude exited with status 1 during start-up",
+        ]  # fmt: skip
+
+    spawning.on_spawn(exits)
+
+    with pytest.raises(Unavailable) as raised:
+        spawning.create()
+
+    [pane_id] = opened
+    assert raised.value.message == (
+        "claude did not start: the agent exited with status 1 before taking its first prompt."
+        f" Rolled back registration of {spawning.coder()}.\n"
+        f"Last lines of pane {pane_id}:\n"
+        "  | Welcome to Claude Code\n"
+        "  | Error: Invalid API key · Please run /login\n"
+        "  | cafleet: /fake/bin/claude exited with status 1 during start-up"
+    )
+    assert_rolled_back(rig, spawning, pane_id)
+    assert rig.clock.now() == START  # noticed on the first look
+
+
+def test_only_the_last_twelve_lines_are_shown(rig: PaneRig, spawning: Spawning) -> None:
+    def exits(pad: FakeLaunchPad, pane_id: str) -> None:
+        pad.launcher_status = LauncherStatus(exit_code=2)
+        rig.driver.panes[pane_id].screen = [f"line {n}   " for n in range(1, 31)]
+
+    spawning.on_spawn(exits)
+
+    with pytest.raises(Unavailable) as raised:
+        spawning.create(coding_agent=CodingAgent.CODEX)
+
+    shown = raised.value.message.split(":\n", 1)[1]
+    assert shown == "\n".join(f"  | line {n}" for n in range(19, 31))
+
+
+def test_a_dialog_on_screen_fails_the_start_and_is_never_answered(
+    rig: PaneRig, spawning: Spawning
+) -> None:
+    opened = []
+
+    def dialog(pad: FakeLaunchPad, pane_id: str) -> None:
+        pane = rig.driver.panes[pane_id]
+        opened.append(pane)
+        pane.screen = ["Detected a custom API key in your environment", "", "Do you want to",
+                       "use this API key?", "  1. Yes", "> 2. No (recommended)"]  # fmt: skip
+
+    spawning.on_spawn(dialog)
+
+    with pytest.raises(Unavailable) as raised:
+        spawning.create()
+
+    [pane] = opened
+    assert raised.value.message == (
+        "claude did not start: a dialog is on screen ('use this api key') and CAFleet never"
+        " answers one: start claude once in this directory, answer it, and retry."
+        f" Rolled back registration of {spawning.coder()}.\n"
+        f"Last lines of pane {pane.pane_id}:\n"
+        "  | Detected a custom API key in your environment\n"
+        "  | Do you want to\n"
+        "  | use this API key?\n"
+        "  |   1. Yes\n"
+        "  | > 2. No (recommended)"
+    )
+    assert pane.typed == []  # neither Esc nor Enter went to the dialog
+    assert_rolled_back(rig, spawning, pane.pane_id)
+    assert rig.clock.now() == at(1.0)  # a dialog may flash by for up to a second
+
+
+def test_a_codex_dialog_fails_its_start(rig: PaneRig, spawning: Spawning) -> None:
+    spawning.on_spawn(
+        lambda pad, pane_id: setattr(
+            rig.driver.panes[pane_id], "screen", ["Sign in with ChatGPT", "Provide your own key"]
+        )
+    )
+
+    with pytest.raises(Unavailable) as raised:
+        spawning.create(coding_agent=CodingAgent.CODEX)
+
+    assert raised.value.message.startswith(
+        "codex did not start: a dialog is on screen ('sign in with chatgpt')"
+    )
+
+
+def test_a_pane_that_closes_fails_the_start(rig: PaneRig, spawning: Spawning) -> None:
+    opened: list[str] = []
+
+    def closes(pad: FakeLaunchPad, pane_id: str) -> None:
+        opened.append(pane_id)
+        rig.clock.after(0.4, lambda: rig.driver.panes.pop(pane_id))
+
+    spawning.on_spawn(closes)
+
+    with pytest.raises(Unavailable) as raised:
+        spawning.create()
+
+    assert raised.value.message == (
+        "claude did not start: the pane closed before the agent took its first prompt."
+        f" Rolled back registration of {spawning.coder()}."
+    )
+    assert_rolled_back(rig, spawning, opened[0])
+
+
+def test_an_agent_never_in_front_times_out(rig: PaneRig) -> None:
+    spawning = Spawning(rig, start_timeout=5.0)
+    opened: list[str] = []
+
+    def shell_stays(pad: FakeLaunchPad, pane_id: str) -> None:
+        opened.append(pane_id)
+        rig.driver.panes[pane_id].command = "bash"
+        rig.driver.panes[pane_id].screen = ["$ exec claude", "claude: command not found", "$"]
+
+    spawning.on_spawn(shell_stays)
+
+    with pytest.raises(Unavailable) as raised:
+        spawning.create()
+
+    assert raised.value.message == (
+        "claude did not start: the pane does not run claude (foreground: bash) after 5s."
+        f" Rolled back registration of {spawning.coder()}.\n"
+        f"Last lines of pane {opened[0]}:\n"
+        "  | $ exec claude\n"
+        "  | claude: command not found\n"
+        "  | $"
+    )
+    assert_rolled_back(rig, spawning, opened[0])
+    assert rig.clock.now() == at(5.0)
+
+
+def test_an_agent_in_front_without_its_signal_times_out(rig: PaneRig) -> None:
+    rig.ready_rules = {"claude": (ReadyRule.HOOK,)}
+    spawning = Spawning(rig, start_timeout=5.0)
+
+    with pytest.raises(Unavailable) as raised:
+        spawning.create()
+
+    assert raised.value.message == (
+        "claude did not start: the agent did not take its first prompt within 5s."
+        f" Rolled back registration of {spawning.coder()}."
+    )
+    assert rig.clock.now() == at(5.0)
+
+
+def test_an_interrupted_start_leaves_no_member_behind(rig: PaneRig, spawning: Spawning) -> None:
+    opened: list[str] = []
+
+    def interrupt() -> None:
+        raise KeyboardInterrupt
+
+    def starts(pad: FakeLaunchPad, pane_id: str) -> None:
+        opened.append(pane_id)
+        rig.clock.after(1.0, interrupt)
+
+    spawning.on_spawn(starts)
+
+    with pytest.raises(KeyboardInterrupt):
+        spawning.create()
+
+    assert_rolled_back(rig, spawning, opened[0])
+
+
+def test_a_failed_kill_does_not_stop_the_rollback(rig: PaneRig, spawning: Spawning) -> None:
+    def exits(pad: FakeLaunchPad, pane_id: str) -> None:
+        pad.launcher_status = LauncherStatus(exit_code=1)
+        rig.driver.kill_failures[pane_id] = Unavailable("tmux kill-pane failed")
+
+    spawning.on_spawn(exits)
+
+    with pytest.raises(Unavailable) as raised:
+        spawning.create()
+
+    assert raised.value.message.startswith("claude did not start: the agent exited with status 1")
+    burned = rig.agent(spawning.coder())
+    assert burned is not None
+    assert burned.status is AgentStatus.DEREGISTERED
+    assert rig.placement(burned.agent_id) is None
+    assert rig.pad(burned.agent_id).discarded is True
 
 
 # --------------------------------------------------------------------------- validation
@@ -363,6 +931,7 @@ def test_validation_errors_leave_the_store_and_panes_untouched(
     assert rig.store.tables == tables
     assert rig.store.commits == commits
     assert rig.driver.spawned == []
+    assert rig.pads.pads == []
     assert spawning.preset.homes == []
 
 
@@ -464,6 +1033,7 @@ def test_a_failed_spawn_rolls_the_registration_back(rig: PaneRig, spawning: Spaw
     assert rig.placement(burned.agent_id) is None
     assert rig.schedule(burned.agent_id) is None
     assert set(rig.driver.panes) == {DIRECTOR_PANE}
+    assert rig.pad(burned.agent_id).discarded is True
 
 
 def test_a_placement_that_vanishes_before_the_pane_is_recorded_kills_the_new_pane(
@@ -486,10 +1056,4 @@ def test_a_placement_that_vanishes_before_the_pane_is_recorded_kills_the_new_pan
     assert burned.status is AgentStatus.DEREGISTERED
     assert rig.schedule(burned.agent_id) is None
     assert set(rig.driver.panes) == {DIRECTOR_PANE}
-
-
-def test_registration_timestamps_come_from_the_clock(rig: PaneRig, spawning: Spawning) -> None:
-    created = spawning.create()
-
-    assert created.agent.registered_at == rig.clock.now()
-    assert created.placement.created_at == rig.clock.now()
+    assert rig.pad(burned.agent_id).discarded is True

@@ -86,6 +86,8 @@ def placement_from(row: Row) -> Placement:
         required_dt(row.created_at),
         row.mux_socket,
         commands,
+        dt(row.ready_at),
+        row.ready_rule,
     )
 
 
@@ -100,6 +102,8 @@ def placement_values(p: Placement) -> dict[str, Any]:
         "created_at": ts(p.created_at),
         "mux_socket": p.socket,
         "agent_commands": ",".join(p.agent_commands) or None,
+        "ready_at": ts(p.ready_at),
+        "ready_rule": p.ready_rule,
     }
 
 

@@ -61,6 +61,8 @@ agent_placements = Table(
     Column("created_at", String, nullable=False),
     Column("mux_socket", String),
     Column("agent_commands", String),
+    Column("ready_at", String),
+    Column("ready_rule", String),
     Index("idx_placements_director", "director_agent_id"),
 )
 

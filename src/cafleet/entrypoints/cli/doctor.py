@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -25,10 +26,11 @@ def doctor(ctx: click.Context) -> None:
         components = app_of(ctx).components
     except CafleetError as exc:
         fail(exc.message)
-    report = {
+    report: dict[str, Any] = {
         "multiplexer": _multiplexer(components),
         "database": _database(components),
         "skills": _skills(components),
+        "agents": _agents(components),
     }
     ok = (
         report["multiplexer"]["error"] is None
@@ -118,6 +120,47 @@ def _skills(components: Components) -> dict[str, Any]:
     }
 
 
+def _agents(components: Components) -> list[dict[str, Any]]:
+    """Each coding agent's resolved profile (with the user's overrides) and its binary."""
+    from cafleet.adapters.programs import SystemPrograms
+    from cafleet.domain.coding_agents import LaunchSpec, SpawnIdentity
+    from cafleet.domain.placement import CodingAgent
+
+    programs = SystemPrograms(components.env)
+    database = components.settings.database_path
+    agents = []
+    for agent in CodingAgent:
+        if agent is CodingAgent.CUSTOM:
+            continue
+        profile = components.settings.profiles[agent]
+        binary = programs.which(agent.value)
+        argv = LaunchSpec(agent, "<name>").argv(
+            binary=binary or agent.value,
+            prompt="<prompt>",
+            identity=SpawnIdentity(0, 0, 0),
+            profile=profile,
+            database_dir=str(database.absolute().parent) if database else None,
+            hook_settings="<hook settings>" if profile.uses_hooks else None,
+            http_port=0 if profile.http else None,
+        )
+        shown = ["<free port>" if flag == "--port" else word for flag, word in _pairs(argv)]
+        agents.append({
+            "coding_agent": agent.value,
+            "binary": binary,
+            "argv": shown,
+            "foreground_names": list(profile.foreground_names),
+            "ready_rules": [rule.value for rule in profile.ready_rules],
+            "submit_delay": profile.submit_delay,
+            "notes": profile.notes,
+        })  # fmt: skip
+    return agents
+
+
+def _pairs(argv: list[str]) -> list[tuple[str, str]]:
+    """Each word with the word before it (the port is only chosen at spawn)."""
+    return list(zip(["", *argv[:-1]], argv, strict=True))
+
+
 def _text(report: dict[str, Any]) -> str:
     from cafleet.entrypoints.cli.rendering import labelled
 
@@ -169,6 +212,22 @@ def _text(report: dict[str, Any]) -> str:
                 [(i["coding_agent"], f"{i['cafleet_version']} ({i['installed_at']}) {state}")],
                 13,
                 indent="  ",
+            )
+        )
+    lines.append("agents:")
+    for a in report["agents"]:
+        found = a["binary"] or "not found on PATH"
+        lines.append(f"  {a['coding_agent']}: {found}")
+        lines.append(
+            labelled(
+                [
+                    ("runs", shlex.join(a["argv"])),
+                    ("ready by", ", ".join(a["ready_rules"])),
+                    ("in front", ", ".join(a["foreground_names"])),
+                    ("submit", f"{a['submit_delay']:g}s after the text"),
+                ],
+                10,
+                indent="    ",
             )
         )
     return "\n".join(lines)

@@ -38,7 +38,19 @@ def member_json(view: MemberView, *, with_kind: bool = False) -> dict[str, Any]:
     if with_kind:
         body["kind"] = view.kind.value
     body["placement"] = None if view.placement is None else placement_json(view.placement)
+    body["pane_state"] = None if view.pane is None else view.pane.value
     return body
+
+
+def status_word(view: MemberView) -> str:
+    """The registry status, unless the member's pane says otherwise (closed, or starting)."""
+    from cafleet.application.members import PaneState
+
+    if view.pane is PaneState.GONE:
+        return "pane-gone"
+    if view.pane is PaneState.STARTING:
+        return "starting"
+    return view.agent.status.value
 
 
 @member.command("show", help="Show one agent of the fleet from the registry.")
@@ -52,7 +64,7 @@ def show(ctx: click.Context, fleet_id: int | None, member_id: int, full: bool) -
     app = app_of(ctx)
     view = app.components.members().show(require_fleet_id(fleet_id), member_id)
     a, p = view.agent, view.placement
-    text = f"{a.agent_id} {a.name} {a.status.value}"
+    text = f"{a.agent_id} {a.name} {status_word(view)}"
     if full:
         skills = dumps(list(a.skills)) if a.skills else "-"
         lines = [
@@ -61,7 +73,7 @@ def show(ctx: click.Context, fleet_id: int | None, member_id: int, full: bool) -
                     ("agent_id", a.agent_id),
                     ("name", a.name),
                     ("description", _description(a.description)),
-                    ("status", a.status.value),
+                    ("status", status_word(view)),
                     ("kind", view.kind.value),
                     ("skills", skills),
                 ],
@@ -136,7 +148,7 @@ def _listing_text(listing: MemberListing) -> str:
                 [
                     v.agent.agent_id,
                     v.agent.name,
-                    v.agent.status.value,
+                    status_word(v),
                     *(
                         t.strftime("%H:%M:%S") if t else "-"
                         for t in (act.last_sent, act.last_recv, act.last_ack)
@@ -171,7 +183,7 @@ def _listing_text(listing: MemberListing) -> str:
                     iso(p.created_at),
                 ]
             )
-            row: list[object] = [v.agent.agent_id, v.agent.name, v.agent.status.value, *place]
+            row: list[object] = [v.agent.agent_id, v.agent.name, status_word(v), *place]
             if mode is ListMode.ALL:
                 row.insert(3, v.kind.value)
             rows.append(row)
@@ -243,7 +255,8 @@ def capture(
             },
         )
     else:
-        click.echo(shot.content, nl=False)
+        # the shell prompt or the next output must not land on the last captured row
+        click.echo(shot.content, nl=bool(shot.content) and not shot.content.endswith("\n"))
 
 
 @member.command("exec", help="Run a shell command in a member's agent (typed as `! cmd`).")
@@ -278,7 +291,7 @@ def ping(ctx: click.Context, fleet_id: int | None, member_id: int, quiet: bool) 
     text = (
         str(member_id)
         if quiet
-        else f"Pinged member {placed.agent.name} ({pane}) — poll keystroke dispatched."
+        else f"Pinged member {placed.agent.name} ({pane}) — poll command submitted."
     )
     app.emit(text, lambda: {"member_agent_id": member_id, "pane_id": pane})
 
@@ -298,7 +311,7 @@ def nudge(
     text_file: str | None,
 ) -> None:
     from cafleet.domain.delivery import DeliveryState
-    from cafleet.entrypoints.cli.message import notification_json
+    from cafleet.entrypoints.cli.message import notification_json, undelivered_line
 
     body = read_body(text, text_file)
     app = app_of(ctx)
@@ -308,12 +321,9 @@ def nudge(
     if pane is None:
         out = f"Nudged {name} — no pane; task {task_id} queued."
     elif delivery.state is DeliveryState.SENT:
-        out = f"Nudged {name} ({pane}) — task {task_id} queued, Esc-safeguarded preview dispatched."
+        out = f"Nudged {name} ({pane}) — task {task_id} queued, preview submitted."
     else:
-        out = (
-            f"Nudged {name} ({pane}) — task {task_id} queued; inline preview not delivered"
-            f" ({delivery.error})."
-        )
+        out = f"Nudged {name} ({pane}) — task {task_id} queued; {undelivered_line(delivery)}."
     app.emit(
         out,
         lambda: {

@@ -45,6 +45,18 @@ def notification_json(delivery: Delivery) -> dict[str, Any]:
     }
 
 
+def undelivered_line(delivery: Delivery) -> str | None:
+    """What the text output says when no preview reached the pane, e.g.
+    `preview skipped: pane runs bash`; None when it was sent."""
+    from cafleet.domain.delivery import DeliveryState, describe_skip
+
+    if delivery.state is DeliveryState.SENT:
+        return None
+    if delivery.state is DeliveryState.SKIPPED:
+        return f"preview skipped: {describe_skip(delivery.error)}"
+    return f"preview {delivery.state.value}: {delivery.error or 'no reason recorded'}"
+
+
 @message.command("send", help="Send a message to one agent of the fleet.")
 @fleet_id_option
 @agent_id_option
@@ -71,6 +83,8 @@ def send(
     result = app.components.messaging().send(fid, agent_id, to_agent_id, body)
     render = _renderer(app, full)
     out = str(result.message.task_id) if quiet else f"Message sent.\n{render.text(result.message)}"
+    if not quiet and (line := undelivered_line(result.delivery)):
+        out = f"{out}\n{line}"
     app.emit(
         out,
         lambda: {
@@ -106,6 +120,13 @@ def broadcast(
         else f"broadcast id={result.summary.task_id} recipients={result.recipients}"
         f" delivered={result.delivered}"
     )
+    misses = [
+        f"  to {d.recipient_agent_id}: {line}"
+        for d in result.deliveries
+        if (line := undelivered_line(d)) is not None
+    ]
+    if misses:
+        out = "\n".join([out, *misses])
     app.emit(
         out,
         lambda: [

@@ -68,6 +68,8 @@ def placement_json(p: Placement) -> dict[str, Any]:
         "mux_pane_id": p.pane_id,
         "coding_agent": p.coding_agent.value,
         "created_at": iso(p.created_at),
+        "ready_at": iso(p.ready_at),
+        "ready_rule": p.ready_rule,
     }
 
 

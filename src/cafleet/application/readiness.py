@@ -1,0 +1,145 @@
+"""Watching a new member's agent start until it has taken its spawn prompt.
+
+Text typed into a TUI that is still starting is lost or glued to the spawn prompt, and Esc
+or Enter typed into a start-up dialog answers it. So `member create` returns only once the
+agent is seen ready, by the most trustworthy rule its profile offers (its own hook, then
+the spawn prompt on its screen, then a bounded wait with the agent alive in front and no
+dialog up), and fails with the reason and the pane's last lines otherwise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cafleet.application.ports import Clock, LaunchPad, PaneDriver
+from cafleet.domain.agent_profiles import (
+    PROMPT_TAKEN,
+    AgentProfile,
+    ReadyRule,
+    prompt_mark,
+    screen_shows,
+)
+from cafleet.domain.errors import CafleetError
+from cafleet.domain.panes import agent_check
+
+POLL_SECONDS = 0.2
+DIALOG_GRACE_SECONDS = 1.0  # a dialog may flash by while a TUI draws its first screens
+# A TUI shows the spawn prompt a moment before it really takes it; where the agent reports
+# that itself, the other rules count only once the report is this late (hooks switched off,
+# a server that does not answer).
+HOOK_GRACE_SECONDS = 8.0
+SCREEN_LINES = 60
+LAST_LINES = 12
+
+
+@dataclass(frozen=True)
+class StartWatch:
+    """What to watch for one spawn."""
+
+    profile: AgentProfile
+    pane_id: str
+    accepted: tuple[str, ...]  # foreground names that mean "the agent runs"
+    prompt: str
+    timeout: float
+
+
+@dataclass(frozen=True)
+class StartVerdict:
+    rule: ReadyRule | None  # None: the agent never became ready
+    problem: str = ""
+    last_lines: str = ""
+
+
+class StartWatcher:
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
+
+    def watch(self, driver: PaneDriver, pad: LaunchPad, watch: StartWatch) -> StartVerdict:
+        profile, pane = watch.profile, watch.pane_id
+        mark = prompt_mark(watch.prompt)
+        started = self._clock.now()
+        in_front_since = None
+        dialog_since = None
+        screen = ""
+        while True:
+            now = self._clock.now()
+            status = pad.status()
+            if status.exited:
+                return _failed(
+                    f"the agent exited with status {status.exit_code} before taking its"
+                    " first prompt",
+                    self._last_lines(driver, pane, screen),
+                )
+            try:
+                info = driver.pane(pane)
+                if info is not None and not info.dead:
+                    screen = driver.capture(pane, SCREEN_LINES)
+            except CafleetError:
+                info = None
+            if info is None or info.dead:  # `screen` still holds the last one seen
+                return _failed("the pane closed before the agent took its first prompt", screen)
+            sign = profile.dialog_on(screen)
+            dialog_since = (dialog_since or now) if sign else None
+            if (
+                sign
+                and dialog_since
+                and (now - dialog_since).total_seconds() >= (DIALOG_GRACE_SECONDS)
+            ):
+                return _failed(
+                    f"a dialog is on screen ({sign!r}) and CAFleet never answers one: start"
+                    f" {profile.coding_agent.value} once in this directory, answer it, and retry",
+                    screen,
+                )
+            in_front = not sign and agent_check(info, watch.accepted) is None
+            in_front_since = (in_front_since or now) if in_front else None
+            if in_front:
+                waited = (now - in_front_since).total_seconds() if in_front_since else 0.0
+                rule = self._ready_rule(profile, pad, screen, mark, waited)
+                if rule is not None:
+                    return StartVerdict(rule)
+            if (now - started).total_seconds() >= watch.timeout:
+                reason = (
+                    f"the agent did not take its first prompt within {watch.timeout:g}s"
+                    if in_front
+                    else f"the pane does not run {profile.coding_agent.value} (foreground:"
+                    f" {info.command or 'unknown'}) after {watch.timeout:g}s"
+                )
+                return _failed(reason, screen)
+            self._clock.sleep(POLL_SECONDS)
+
+    @staticmethod
+    def _ready_rule(
+        profile: AgentProfile, pad: LaunchPad, screen: str, mark: str, waited: float
+    ) -> ReadyRule | None:
+        """The first rule of the profile that holds; `waited` is how long the agent has
+        been in front with no dialog."""
+        signal = profile.signal_rule
+        if signal is ReadyRule.HOOK and PROMPT_TAKEN in pad.events():
+            return signal
+        http = profile.http
+        if (
+            signal is ReadyRule.HTTP
+            and http
+            and http.prompt_taken(pad.get(http.status_path, http.user))
+        ):
+            return signal
+        if signal is not None and waited < HOOK_GRACE_SECONDS:
+            return None
+        if ReadyRule.SCREEN in profile.ready_rules and screen_shows(screen, mark):
+            return ReadyRule.SCREEN
+        if ReadyRule.WAIT in profile.ready_rules and waited >= profile.wait_fallback_seconds:
+            return ReadyRule.WAIT
+        return None
+
+    @staticmethod
+    def _last_lines(driver: PaneDriver, pane: str, fallback: str) -> str:
+        """The pane's screen after the agent ended (the launcher keeps it open a while)."""
+        try:
+            return driver.capture(pane, SCREEN_LINES) or fallback
+        except CafleetError:
+            return fallback
+
+
+def _failed(problem: str, screen: str) -> StartVerdict:
+    rows = [row.rstrip() for row in screen.splitlines() if row.strip()]
+    return StartVerdict(None, problem, "\n".join(rows[-LAST_LINES:]))

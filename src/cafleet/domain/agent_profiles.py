@@ -1,0 +1,321 @@
+"""What CAFleet knows about each coding agent, one profile per agent.
+
+A profile says how to start the agent as a member (argv, the permission set-up that lets it
+run `cafleet` and no more than its mode allows), which foreground command names mean "the
+agent is running", how to tell that it has taken its first prompt, which screens are dialogs
+that typed text must never answer, the variables it sets for its own tools (never handed on
+to a member), how long to wait between a paste and Enter, and how it exits.
+
+Pure data and small functions: writing hook files, reading screens and waiting happen in
+adapters and services. The facts behind each value, measured with the versions in
+docs/agents.md, are in that page.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import TypeVar
+
+from cafleet.domain.placement import CodingAgent
+
+T = TypeVar("T")
+
+
+class ReadyRule(StrEnum):
+    """How a member's agent was seen ready for text, most trustworthy first."""
+
+    HOOK = "hook"  # the agent's own hook reported that it took the spawn prompt
+    HTTP = "http"  # the agent's own HTTP server reported a busy session (OpenCode)
+    SCREEN = "screen"  # the agent runs in front and its screen shows the spawn prompt
+    WAIT = "wait"  # no signal: the agent stayed in front, with no dialog, for a while
+
+
+ALLOW_CAFLEET = "Bash(cafleet:*)"
+
+# Claude Code hook events recorded in a member's event file; "prompt" means the agent took a
+# prompt, which is what readiness waits for.
+CLAUDE_HOOK_EVENTS = {
+    "SessionStart": "session",
+    "UserPromptSubmit": "prompt",
+    "Stop": "idle",
+    "Notification": "waiting",
+}
+PROMPT_TAKEN = "prompt"
+
+
+@dataclass(frozen=True)
+class LaunchContext:
+    """The facts of one spawn that a profile turns into an argv."""
+
+    binary: str  # absolute path of the agent's program
+    name: str
+    prompt: str
+    model: str | None = None
+    http_port: int | None = None  # the agent's own server, where the profile has one
+    database_dir: str | None = None  # must stay writable from the agent's tool sandbox
+    hook_settings: str | None = None  # a file the profile's hook settings were written to
+    extra_args: tuple[str, ...] = ()  # the user's own flags (CAFLEET_AGENT_ARGS_<AGENT>)
+
+
+@dataclass(frozen=True)
+class HttpFacts:
+    """How to ask an agent's own HTTP server whether it took a prompt."""
+
+    password_variable: str  # the agent protects its server with this variable's value
+    user: str
+    status_path: str  # answers a JSON object with an entry per busy session
+
+    def prompt_taken(self, answer: str | None) -> bool:
+        try:
+            sessions = json.loads(answer) if answer else None
+        except ValueError:
+            return False
+        return isinstance(sessions, dict) and bool(sessions)
+
+
+@dataclass(frozen=True)
+class AgentProfile:
+    coding_agent: CodingAgent
+    foreground_names: tuple[str, ...]
+    submit_delay: float
+    ready_rules: tuple[ReadyRule, ...]
+    wait_fallback_seconds: float  # after this long alive and in front, WAIT counts as ready
+    dialog_signs: tuple[str, ...] = ()  # lower-case screen text of dialogs (a fallback check)
+    session_variables: tuple[str, ...] = ()  # set by the agent for its tools; never inherited
+    extra_args: tuple[str, ...] = ()
+    exit_text: str = "/exit"
+    notes: str = ""  # one line for `cafleet doctor`
+    http: HttpFacts | None = None  # the agent's own HTTP server, where it has one
+
+    @property
+    def uses_hooks(self) -> bool:
+        return ReadyRule.HOOK in self.ready_rules
+
+    @property
+    def uses_http(self) -> bool:
+        return ReadyRule.HTTP in self.ready_rules and self.http is not None
+
+    @property
+    def possible_rules(self) -> tuple[ReadyRule, ...]:
+        """The rules this agent can satisfy: its own signal (if any), screen and wait."""
+        own = [ReadyRule.HOOK] if self.coding_agent is CodingAgent.CLAUDE else []
+        own += [ReadyRule.HTTP] if self.http is not None else []
+        return (*own, ReadyRule.SCREEN, ReadyRule.WAIT)
+
+    @property
+    def signal_rule(self) -> ReadyRule | None:
+        """The rule by which the agent itself says it took a prompt, if it has one."""
+        return next((r for r in self.ready_rules if r in (ReadyRule.HOOK, ReadyRule.HTTP)), None)
+
+    def argv(self, launch: LaunchContext) -> list[str]:
+        """The member's command line; the prompt always comes last, after `--` where the
+        CLI takes it, so a prompt starting with `-` is never read as an option."""
+        context = replace(launch, extra_args=self.extra_args + launch.extra_args)
+        match self.coding_agent:
+            case CodingAgent.CLAUDE:
+                return _claude_argv(context)
+            case CodingAgent.CODEX:
+                return _codex_argv(context)
+            case CodingAgent.OPENCODE:
+                return _opencode_argv(context)
+            case CodingAgent.CUSTOM:
+                raise ValueError("a custom agent's argv comes from its command template")
+
+    def dialog_on(self, screen: str) -> str | None:
+        """The dialog sign found on `screen`, if any."""
+        lowered = " ".join(screen.lower().split())
+        return next((sign for sign in self.dialog_signs if sign in lowered), None)
+
+    def hook_settings(self, record_command: Sequence[str]) -> str | None:
+        """Settings to hand the agent at launch so it reports its own state, or None.
+
+        `record_command` is the argv that appends one event to the member's event file; the
+        event name is added as its last argument.
+        """
+        if self.coding_agent is not CodingAgent.CLAUDE or not self.uses_hooks:
+            return None
+        hooks = {
+            event: [{"hooks": [{"type": "command", "command": shlex.join([*record_command, tag])}]}]
+            for event, tag in CLAUDE_HOOK_EVENTS.items()
+        }
+        return json.dumps({"hooks": hooks}, indent=2)
+
+
+def _model_option(model: str | None) -> list[str]:
+    return [] if model is None else ["--model", model]
+
+
+def _claude_argv(launch: LaunchContext) -> list[str]:
+    # dontAsk refuses every tool without an allow rule; the rule lets the member run cafleet
+    head = ["--permission-mode", "dontAsk", "--allowedTools", ALLOW_CAFLEET, "--name", launch.name]
+    settings = ["--settings", launch.hook_settings] if launch.hook_settings else []
+    return [
+        launch.binary,
+        *head,
+        *settings,
+        *_model_option(launch.model),
+        *launch.extra_args,
+        "--",
+        launch.prompt,
+    ]
+
+
+def _codex_argv(launch: LaunchContext) -> list[str]:
+    # --no-daemon: a shared app-server would run every member's tools with the environment of
+    # whichever member started it, and outlive them all. allow_login_shell=false keeps the
+    # member's PATH (a login shell resets it). The sandbox must reach the multiplexer's Unix
+    # socket (network_access) and write the database's directory.
+    writable = ["--add-dir", launch.database_dir] if launch.database_dir else []
+    return [
+        launch.binary,
+        "--no-daemon",
+        "--ask-for-approval",
+        "never",
+        "--sandbox",
+        "workspace-write",
+        "-c",
+        "allow_login_shell=false",
+        "-c",
+        "sandbox_workspace_write.network_access=true",
+        *writable,
+        *_model_option(launch.model),
+        *launch.extra_args,
+        "--",
+        launch.prompt,
+    ]
+
+
+def _opencode_argv(launch: LaunchContext) -> list[str]:
+    # opencode's --prompt takes the next word whole, so no `--` is needed; --port opens its
+    # HTTP server (password-protected through the member's environment) on loopback
+    port = [] if launch.http_port is None else ["--port", str(launch.http_port)]
+    return [
+        launch.binary,
+        "--agent",
+        "cafleet",
+        *port,
+        *_model_option(launch.model),
+        *launch.extra_args,
+        "--prompt",
+        launch.prompt,
+    ]
+
+
+PROFILES: Mapping[CodingAgent, AgentProfile] = {
+    CodingAgent.CLAUDE: AgentProfile(
+        CodingAgent.CLAUDE,
+        foreground_names=("claude",),
+        submit_delay=0.2,
+        ready_rules=(ReadyRule.HOOK, ReadyRule.SCREEN, ReadyRule.WAIT),
+        wait_fallback_seconds=20.0,
+        dialog_signs=(
+            "trust this folder",
+            "use this api key",
+            "do you want to proceed",
+            "esc to cancel",
+        ),
+        session_variables=("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SSE_PORT"),
+        notes="dontAsk with an allow rule for cafleet; hooks report prompt/idle/waiting",
+    ),
+    CodingAgent.CODEX: AgentProfile(
+        CodingAgent.CODEX,
+        foreground_names=("codex", "node"),  # `codex` on PATH is a node wrapper
+        submit_delay=0.3,
+        ready_rules=(ReadyRule.SCREEN, ReadyRule.WAIT),
+        wait_fallback_seconds=20.0,
+        dialog_signs=(
+            "trust this folder",
+            "sign in with chatgpt",
+            "hooks need review",
+            "incompatible feature settings",
+        ),
+        session_variables=("CODEX_SANDBOX", "CODEX_SANDBOX_NETWORK_DISABLED", "CODEX_THREAD_ID"),
+        notes="no daemon, no login shell; workspace-write sandbox that reaches tmux and the db",
+    ),
+    CodingAgent.OPENCODE: AgentProfile(
+        CodingAgent.OPENCODE,
+        foreground_names=("opencode", "node", "bun"),
+        submit_delay=0.3,
+        # not SCREEN: opencode shows the spawn prompt in its composer before it takes it
+        ready_rules=(ReadyRule.HTTP, ReadyRule.WAIT),
+        wait_fallback_seconds=45.0,
+        session_variables=("OPENCODE", "OPENCODE_PID"),
+        notes="the cafleet agent preset holds the permission floor; its HTTP server says busy",
+        http=HttpFacts("OPENCODE_SERVER_PASSWORD", "opencode", "/session/status"),
+    ),
+    CodingAgent.CUSTOM: AgentProfile(
+        CodingAgent.CUSTOM,
+        foreground_names=(),  # computed at spawn from the command's program and shebang
+        submit_delay=0.2,
+        ready_rules=(ReadyRule.WAIT,),
+        wait_fallback_seconds=0.5,
+        notes="any terminal program; ready once it has stayed in front for a moment",
+    ),
+}
+
+
+def session_variables() -> frozenset[str]:
+    """Variables any agent sets for its own tools: a member never inherits them."""
+    return frozenset(name for p in PROFILES.values() for name in p.session_variables)
+
+
+# --- the spawn prompt on screen ------------------------------------------------------------
+
+_NOT_ALNUM = re.compile(r"[\W_]+")
+PROMPT_MARK_LENGTH = 24
+
+
+def prompt_mark(prompt: str) -> str:
+    """What of the spawn prompt must show on screen for the SCREEN rule.
+
+    Letters and digits only: TUIs wrap lines, draw borders and render Markdown (`- x`
+    becomes `• x`), but keep the words.
+    """
+    return _NOT_ALNUM.sub("", prompt.lower())[:PROMPT_MARK_LENGTH]
+
+
+def screen_shows(screen: str, mark: str) -> bool:
+    return bool(mark) and mark in _NOT_ALNUM.sub("", screen.lower())
+
+
+@dataclass(frozen=True)
+class ProfileOverrides:
+    """The user's settings for one agent; None keeps the profile's value."""
+
+    submit_delay: float | None = None
+    foreground_names: tuple[str, ...] | None = None
+    extra_args: tuple[str, ...] = ()
+    ready_rules: tuple[ReadyRule, ...] | None = None
+
+
+@dataclass(frozen=True)
+class AgentProfiles:
+    """The profiles with the user's overrides applied."""
+
+    profiles: Mapping[CodingAgent, AgentProfile] = field(default_factory=lambda: dict(PROFILES))
+
+    @staticmethod
+    def resolved(overrides: Mapping[CodingAgent, ProfileOverrides]) -> AgentProfiles:
+        resolved = {}
+        for agent, profile in PROFILES.items():
+            change = overrides.get(agent, ProfileOverrides())
+            resolved[agent] = replace(
+                profile,
+                submit_delay=_pick(change.submit_delay, profile.submit_delay),
+                foreground_names=_pick(change.foreground_names, profile.foreground_names),
+                extra_args=change.extra_args,
+                ready_rules=_pick(change.ready_rules, profile.ready_rules),
+            )
+        return AgentProfiles(resolved)
+
+    def __getitem__(self, agent: CodingAgent) -> AgentProfile:
+        return self.profiles[agent]
+
+
+def _pick(value: T | None, default: T) -> T:
+    return default if value is None else value

@@ -1,0 +1,365 @@
+"""The coding-agent profiles: command lines, foreground names, ready rules, dialog signs, hook
+settings, the spawn prompt's mark on screen, and the user's overrides."""
+
+from __future__ import annotations
+
+import json
+import shlex
+
+import pytest
+
+from cafleet.domain.agent_profiles import (
+    ALLOW_CAFLEET,
+    PROFILES,
+    AgentProfiles,
+    HttpFacts,
+    LaunchContext,
+    ProfileOverrides,
+    ReadyRule,
+    prompt_mark,
+    screen_shows,
+    session_variables,
+)
+from cafleet.domain.placement import CodingAgent
+
+CLAUDE, CODEX, OPENCODE, CUSTOM = (
+    PROFILES[CodingAgent.CLAUDE],
+    PROFILES[CodingAgent.CODEX],
+    PROFILES[CodingAgent.OPENCODE],
+    PROFILES[CodingAgent.CUSTOM],
+)
+CODEX_HEAD = [
+    "--no-daemon",
+    "--ask-for-approval",
+    "never",
+    "--sandbox",
+    "workspace-write",
+    "-c",
+    "allow_login_shell=false",
+    "-c",
+    "sandbox_workspace_write.network_access=true",
+]
+
+
+def launch(binary: str, **changes: object) -> LaunchContext:
+    fields: dict[str, object] = {"binary": binary, "name": "coder", "prompt": "do the work"}
+    fields.update(changes)
+    return LaunchContext(**fields)  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- argv
+
+
+def test_claude_argv_in_full() -> None:
+    argv = CLAUDE.argv(
+        launch(
+            "/b/claude",
+            model="opus",
+            hook_settings="/run/pad/agent-settings.json",
+            database_dir="/data",  # claude's tools are not sandboxed: nothing to add
+            extra_args=("--verbose",),
+        )
+    )
+
+    assert argv == [
+        "/b/claude", "--permission-mode", "dontAsk", "--allowedTools", "Bash(cafleet:*)",
+        "--name", "coder", "--settings", "/run/pad/agent-settings.json", "--model", "opus",
+        "--verbose", "--", "do the work",
+    ]  # fmt: skip
+    assert ALLOW_CAFLEET == "Bash(cafleet:*)"
+
+
+def test_claude_argv_bare() -> None:
+    assert CLAUDE.argv(launch("/b/claude")) == [
+        "/b/claude", "--permission-mode", "dontAsk", "--allowedTools", "Bash(cafleet:*)",
+        "--name", "coder", "--", "do the work",
+    ]  # fmt: skip
+
+
+def test_codex_argv_in_full() -> None:
+    argv = CODEX.argv(
+        launch(
+            "/b/codex",
+            model="gpt-5",
+            database_dir="/data/cafleet",
+            hook_settings="/ignored.json",  # codex takes no hook settings
+            extra_args=("--search",),
+        )
+    )
+
+    assert argv == [
+        "/b/codex", *CODEX_HEAD, "--add-dir", "/data/cafleet", "--model", "gpt-5", "--search",
+        "--", "do the work",
+    ]  # fmt: skip
+
+
+def test_codex_argv_bare_has_no_name() -> None:
+    assert CODEX.argv(launch("/b/codex")) == ["/b/codex", *CODEX_HEAD, "--", "do the work"]
+
+
+def test_opencode_argv_in_full() -> None:
+    argv = OPENCODE.argv(
+        launch(
+            "/b/opencode",
+            model="openai/gpt-5",
+            http_port=41234,
+            database_dir="/d",
+            extra_args=("--print-logs",),
+        )
+    )
+
+    assert argv == [
+        "/b/opencode", "--agent", "cafleet", "--port", "41234", "--model", "openai/gpt-5",
+        "--print-logs", "--prompt", "do the work",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("profile", [CLAUDE, CODEX], ids=lambda p: p.coding_agent)
+def test_only_opencode_opens_a_port(profile) -> None:  # type: ignore[no-untyped-def]
+    argv = profile.argv(launch("/b/agent", http_port=41234))
+
+    assert "--port" not in argv
+    assert "41234" not in argv
+
+
+def test_opencode_argv_bare() -> None:
+    assert OPENCODE.argv(launch("/b/opencode")) == [
+        "/b/opencode", "--agent", "cafleet", "--prompt", "do the work",
+    ]  # fmt: skip
+
+
+def test_a_custom_profile_builds_no_argv() -> None:
+    with pytest.raises(ValueError, match="command template"):
+        CUSTOM.argv(launch("/b/agent"))
+
+
+def test_the_profile_s_extra_args_come_before_the_launch_s() -> None:
+    profile = AgentProfiles.resolved(
+        {CodingAgent.CLAUDE: ProfileOverrides(extra_args=("--from-settings",))}
+    )[CodingAgent.CLAUDE]
+
+    argv = profile.argv(launch("/b/claude", extra_args=("--from-launch",)))
+
+    assert argv[-4:] == ["--from-settings", "--from-launch", "--", "do the work"]
+
+
+@pytest.mark.parametrize("profile", [CLAUDE, CODEX, OPENCODE], ids=lambda p: p.coding_agent)
+def test_the_prompt_is_always_the_last_word_and_whole(profile) -> None:  # type: ignore[no-untyped-def]
+    prompt = "-x\nline two; rm -rf / 'quoted' \"double\""
+
+    argv = profile.argv(launch("/b/agent", prompt=prompt, extra_args=("--a", "--b")))
+
+    assert argv[-1] == prompt
+    assert argv.count(prompt) == 1
+    assert argv[-2] in ("--", "--prompt")
+
+
+# --------------------------------------------------------------------------- the profiles
+
+
+def test_the_built_in_profiles() -> None:
+    facts = {
+        agent: (p.foreground_names, p.submit_delay, p.ready_rules, p.wait_fallback_seconds)
+        for agent, p in PROFILES.items()
+    }
+
+    assert facts == {
+        CodingAgent.CLAUDE: (
+            ("claude",), 0.2, (ReadyRule.HOOK, ReadyRule.SCREEN, ReadyRule.WAIT), 20.0,
+        ),
+        CodingAgent.CODEX: (("codex", "node"), 0.3, (ReadyRule.SCREEN, ReadyRule.WAIT), 20.0),
+        CodingAgent.OPENCODE: (
+            ("opencode", "node", "bun"), 0.3, (ReadyRule.HTTP, ReadyRule.WAIT), 45.0,
+        ),
+        CodingAgent.CUSTOM: ((), 0.2, (ReadyRule.WAIT,), 0.5),
+    }  # fmt: skip
+    assert {p.coding_agent for p in PROFILES.values()} == set(CodingAgent)
+    assert all(p.exit_text == "/exit" for p in PROFILES.values())
+    assert [a for a, p in PROFILES.items() if p.uses_hooks] == [CodingAgent.CLAUDE]
+    assert [a for a, p in PROFILES.items() if p.uses_http] == [CodingAgent.OPENCODE]
+    assert {a: p.signal_rule for a, p in PROFILES.items()} == {
+        CodingAgent.CLAUDE: ReadyRule.HOOK,
+        CodingAgent.CODEX: None,
+        CodingAgent.OPENCODE: ReadyRule.HTTP,
+        CodingAgent.CUSTOM: None,
+    }
+    assert [a for a, p in PROFILES.items() if p.http is not None] == [CodingAgent.OPENCODE]
+    assert OPENCODE.http == HttpFacts("OPENCODE_SERVER_PASSWORD", "opencode", "/session/status")
+    assert all(sign == sign.lower() for p in PROFILES.values() for sign in p.dialog_signs)
+
+
+def test_the_ready_rules_have_stable_names() -> None:
+    assert [rule.value for rule in ReadyRule] == ["hook", "http", "screen", "wait"]
+
+
+def test_the_signal_rule_is_the_first_the_agent_reports_itself() -> None:
+    profile = AgentProfiles.resolved(
+        {CodingAgent.OPENCODE: ProfileOverrides(ready_rules=(ReadyRule.WAIT, ReadyRule.HTTP))}
+    )[CodingAgent.OPENCODE]
+    without = AgentProfiles.resolved(
+        {CodingAgent.OPENCODE: ProfileOverrides(ready_rules=(ReadyRule.SCREEN, ReadyRule.WAIT))}
+    )[CodingAgent.OPENCODE]
+
+    assert profile.signal_rule is ReadyRule.HTTP
+    assert (without.signal_rule, without.uses_http) == (None, False)
+
+
+@pytest.mark.parametrize(
+    ("answer", "taken"),
+    [
+        pytest.param('{"ses_1": {"type": "busy"}}', True, id="a-busy-session"),
+        pytest.param("{}", False, id="no-session-busy"),
+        pytest.param("[]", False, id="not-an-object"),
+        pytest.param('["ses_1"]', False, id="a-list"),
+        pytest.param("<html>login</html>", False, id="not-json"),
+        pytest.param("", False, id="empty"),
+        pytest.param(None, False, id="no-answer"),
+    ],
+)
+def test_the_http_status_says_whether_a_prompt_was_taken(answer: str | None, taken: bool) -> None:
+    assert OPENCODE.http is not None
+    assert OPENCODE.http.prompt_taken(answer) is taken
+
+
+def test_session_variables_are_every_agent_s_own() -> None:
+    names = session_variables()
+
+    assert names == {name for p in PROFILES.values() for name in p.session_variables}
+    assert {"CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CODEX_SANDBOX", "OPENCODE"} <= names
+    assert not any(name.startswith("CAFLEET_") for name in names)
+    assert "PATH" not in names
+
+
+# --------------------------------------------------------------------------- dialogs
+
+
+@pytest.mark.parametrize(
+    ("profile", "screen", "sign"),
+    [
+        pytest.param(CLAUDE, "Yes, I trust this folder", "trust this folder", id="trust"),
+        pytest.param(CLAUDE, "Do you want to\n   PROCEED?", "do you want to proceed",
+                     id="wrapped-and-upper-case"),
+        pytest.param(CLAUDE, "Use this API key?\n  Esc to cancel", "use this api key",
+                     id="first-sign-in-profile-order"),
+        pytest.param(CLAUDE, "> fix it\n  (esc to interrupt)", None, id="working-is-no-dialog"),
+        pytest.param(CODEX, "Hooks need review before they run", "hooks need review",
+                     id="codex-hooks"),
+        pytest.param(CODEX, "Do you want to proceed?", None, id="another-agent-s-sign"),
+        pytest.param(OPENCODE, "Do you trust this folder?", None, id="no-signs"),
+        pytest.param(CUSTOM, "trust this folder", None, id="custom"),
+        pytest.param(CLAUDE, "", None, id="empty-screen"),
+    ],
+)  # fmt: skip
+def test_dialog_signs(profile, screen: str, sign: str | None) -> None:  # type: ignore[no-untyped-def]
+    assert profile.dialog_on(screen) == sign
+
+
+# --------------------------------------------------------------------------- hook settings
+
+
+def test_claude_hook_settings_record_four_events() -> None:
+    record = ["/opt/py bin/python", "-m", "cafleet.hook", "/run/pads/1-7/events"]
+
+    text = CLAUDE.hook_settings(record)
+
+    assert text is not None
+    hooks = json.loads(text)["hooks"]
+    assert set(hooks) == {"SessionStart", "UserPromptSubmit", "Stop", "Notification"}
+    commands = {event: entries[0]["hooks"][0] for event, entries in hooks.items()}
+    assert commands["UserPromptSubmit"] == {
+        "type": "command",
+        "command": shlex.join([*record, "prompt"]),
+    }
+    assert shlex.split(commands["Stop"]["command"]) == [*record, "idle"]
+    assert shlex.split(commands["SessionStart"]["command"]) == [*record, "session"]
+    assert shlex.split(commands["Notification"]["command"]) == [*record, "waiting"]
+    assert "'/opt/py bin/python'" in commands["Stop"]["command"]  # quoted for the hook's shell
+
+
+@pytest.mark.parametrize("profile", [CODEX, OPENCODE, CUSTOM], ids=lambda p: p.coding_agent)
+def test_other_agents_take_no_hook_settings(profile) -> None:  # type: ignore[no-untyped-def]
+    assert profile.hook_settings(["record"]) is None
+
+
+def test_claude_without_the_hook_rule_takes_no_hook_settings() -> None:
+    profile = AgentProfiles.resolved(
+        {CodingAgent.CLAUDE: ProfileOverrides(ready_rules=(ReadyRule.SCREEN,))}
+    )[CodingAgent.CLAUDE]
+
+    assert profile.uses_hooks is False
+    assert profile.hook_settings(["record"]) is None
+
+
+# --------------------------------------------------------------------------- the prompt on screen
+
+
+@pytest.mark.parametrize(
+    ("prompt", "mark"),
+    [
+        ("You are 17 in fleet 4; report to 9 (codex).", "youare17infleet4reportto"),
+        ("- Review PR #12_then_report", "reviewpr12thenreport"),
+        ("short", "short"),
+        ("Prüfe café-Änderungen bitte sorgfältig", "prüfecaféänderungenbitte"),
+        ("", ""),
+        ("!!! ---", ""),
+    ],
+)
+def test_prompt_mark_is_the_first_24_letters_and_digits(prompt: str, mark: str) -> None:
+    assert prompt_mark(prompt) == mark
+    assert len(prompt_mark(prompt)) <= 24
+
+
+def test_the_mark_is_found_on_a_wrapped_framed_rendered_screen() -> None:
+    mark = prompt_mark("- Review **PR 12**, then report to 9.")
+    screen = (
+        "╭──────────────╮\n│ • Review PR  │\n│   12, then r │\n│ eport to 9.  │\n╰──────────────╯"
+    )
+
+    assert screen_shows(screen, mark)
+
+
+@pytest.mark.parametrize(
+    ("screen", "mark"),
+    [
+        ("You are 17 in fleet 4", "youare17infleet4reportto"),  # only the start of it
+        ("anything at all", ""),  # an empty mark never matches
+        ("", "abc"),
+    ],
+)
+def test_a_screen_without_the_whole_mark_does_not_show_it(screen: str, mark: str) -> None:
+    assert not screen_shows(screen, mark)
+
+
+# --------------------------------------------------------------------------- overrides
+
+
+def test_no_overrides_keep_the_built_in_profiles() -> None:
+    assert dict(AgentProfiles.resolved({}).profiles) == dict(PROFILES)
+    assert dict(AgentProfiles().profiles) == dict(PROFILES)
+    assert AgentProfiles()[CodingAgent.CODEX] == CODEX
+
+
+def test_overrides_replace_only_what_they_set() -> None:
+    profiles = AgentProfiles.resolved(
+        {
+            CodingAgent.CLAUDE: ProfileOverrides(
+                submit_delay=0.0,
+                foreground_names=("claude", "node"),
+                extra_args=("--verbose",),
+                ready_rules=(ReadyRule.WAIT,),
+            ),
+            CodingAgent.CODEX: ProfileOverrides(submit_delay=1.5),
+        }
+    )
+
+    claude, codex = profiles[CodingAgent.CLAUDE], profiles[CodingAgent.CODEX]
+    assert (claude.submit_delay, claude.foreground_names) == (0.0, ("claude", "node"))
+    assert (claude.extra_args, claude.ready_rules) == (("--verbose",), (ReadyRule.WAIT,))
+    assert (claude.dialog_signs, claude.wait_fallback_seconds) == (
+        CLAUDE.dialog_signs, CLAUDE.wait_fallback_seconds,
+    )  # fmt: skip
+    assert (codex.submit_delay, codex.foreground_names, codex.ready_rules) == (
+        1.5, CODEX.foreground_names, CODEX.ready_rules,
+    )  # fmt: skip
+    assert profiles[CodingAgent.OPENCODE] == OPENCODE
+    assert PROFILES[CodingAgent.CLAUDE].submit_delay == 0.2  # the built-ins stay as they are
