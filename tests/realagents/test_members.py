@@ -1,0 +1,286 @@
+"""CAFleet members running the real Claude Code, Codex and OpenCode TUIs.
+
+Each test drives the installed `cafleet` CLI the way a Director does, from the first pane of a
+private tmux server, against members that run a pinned agent CLI offline on the scripted
+model server. Nothing here tells the agents how to behave beyond their spawn prompt and the
+messages they get: permissions, PATH, sandbox, readiness and typing are the product's job.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cafleet.composition import Components
+from cafleet.domain.message import Message, MessageState
+from cafleet.settings import Settings
+from realagents.installed import require_agent
+from realagents.model_server import ScriptedModelServer
+
+pytestmark = [pytest.mark.realagent, pytest.mark.tmux, pytest.mark.slow]
+
+AGENTS = ("claude", "codex", "opencode")
+PROMPT = (
+    "You are {name}. FLEET ID: {{fleet_id}}. YOUR MEMBER ID: {{agent_id}}."
+    " DIRECTOR ID: {{director_agent_id}}. Wait for messages."
+)
+REPLY_TIMEOUT = 90.0  # opencode needs 10-15 s for a turn on two busy cores
+# dontAsk with CAFleet's rule runs `cafleet` only; the busy tests also need `sleep`, which a
+# user adds with the documented override.
+CLAUDE_EXTRA = "--allowedTools Bash(sleep:*)"
+
+
+@dataclass
+class Fleet:
+    tmux: Any
+    env: dict[str, str]
+    workdir: Path
+    fleet_id: int = 0
+    director: int = 0
+    members: list[int] = field(default_factory=list)
+
+    def cli(self, *args: str, check: bool = True, timeout: float = 180) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "cafleet", *args],
+            env=self.env,
+            cwd=self.workdir,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+        if check and done.returncode != 0:
+            raise AssertionError(f"cafleet {' '.join(args)} failed: {done.stderr}{done.stdout}")
+        return done.stdout if check else done.stdout + done.stderr
+
+    def json(self, *args: str) -> Any:
+        return json.loads(self.cli("--json", *args))
+
+    def create_member(self, agent: str, name: str, prompt: str | None = None) -> tuple[int, str]:
+        out = self.cli(
+            "member", "create", "--fleet-id", str(self.fleet_id), "--agent-id",
+            str(self.director), "--name", name, "--description", f"{agent} member",
+            "--coding-agent", agent, "--text", prompt or PROMPT.format(name=name),
+        )  # fmt: skip
+        agent_id, _, _, pane = out.split()
+        self.members.append(int(agent_id))
+        return int(agent_id), pane.removeprefix("pane=")
+
+    def send(self, to: int, text: str) -> str:
+        return self.cli(
+            "message", "send", "--fleet-id", str(self.fleet_id), "--agent-id",
+            str(self.director), "--to", str(to), "--text", text,
+        )  # fmt: skip
+
+    def timeline(self) -> list[Message]:
+        """The fleet's whole history, read from the store as a WebUI would."""
+        return (
+            Components(Settings.from_environ(self.env), self.env)
+            .messaging()
+            .timeline(self.fleet_id)
+        )
+
+    def texts_to(self, agent_id: int) -> list[str]:
+        return [m.text for m in self.timeline() if m.to_agent_id == agent_id]
+
+    def texts_to_director(self) -> list[str]:
+        return self.texts_to(self.director)
+
+    def wait_for_texts(self, wanted: set[str], timeout: float = REPLY_TIMEOUT) -> list[str]:
+        deadline = time.monotonic() + timeout
+        while True:
+            texts = self.texts_to_director()
+            if wanted <= set(texts):
+                return texts
+            if time.monotonic() > deadline:
+                panes = "\n\n".join(self.tmux.capture(p) for p in self.tmux.panes())
+                raise AssertionError(f"missing {sorted(wanted - set(texts))}; got {texts}\n{panes}")
+            time.sleep(0.5)
+
+    def delivery_states(self, task_id: int) -> list[str]:
+        shown = self.json(
+            "message", "show", "--fleet-id", str(self.fleet_id), "--agent-id",
+            str(self.director), "--task-id", str(task_id), "--full",
+        )  # fmt: skip
+        task = shown.get("task", shown)
+        return [d["state"] for d in task.get("deliveries") or shown.get("deliveries") or []]
+
+
+@pytest.fixture
+def fleet(agent_home: Any, agent_tmux: Any, tmp_path: Path) -> Iterator[Fleet]:
+    env = {
+        **agent_home.env,
+        "CAFLEET_DATABASE_URL": f"sqlite:///{tmp_path / 'cafleet.db'}",
+        "CAFLEET_AGENT_ARGS_CLAUDE": CLAUDE_EXTRA,
+        "TMUX": f"{agent_tmux.socket},0,0",
+        "TMUX_PANE": agent_tmux.run("display-message", "-p", "-t", "main", "#{pane_id}"),
+    }
+    made = Fleet(agent_tmux, env, agent_home.workdir)
+    made.cli("setup", "db")
+    made.cli("setup", "skill", "--agent", "claude", "--agent", "codex", "--agent", "opencode")
+    created = made.cli("fleet", "create", "--name", "real").split()
+    made.fleet_id, made.director = int(created[0]), int(created[1].split("=")[1])
+    yield made
+    made.cli("fleet", "delete", "--fleet-id", str(made.fleet_id), check=False)
+
+
+def first_prompts(server: ScriptedModelServer, since: int, marker: str) -> list[str]:
+    """Every user text the model got that carries `marker` (the spawn prompt's opening),
+    as it arrived: a preview glued to the prompt would be inside it."""
+    return [
+        item["text"]
+        for record in server.model_requests(since)
+        for item in record["new"]
+        if item["kind"] == "user" and marker in item["text"]
+    ]
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_a_member_talks_through_cafleet_and_leaves_nothing_behind(
+    agent: str, fleet: Fleet, agent_tmux: Any, model_server: ScriptedModelServer
+) -> None:
+    require_agent(agent)
+    since = len(model_server.requests)
+    member, pane = fleet.create_member(agent, "worker")
+
+    shown = fleet.json("member", "show", "--fleet-id", str(fleet.fleet_id), "--member-id",
+                       str(member))  # fmt: skip
+    assert shown["placement"]["ready_rule"] in {"hook", "http", "screen"}
+    assert agent_tmux.foreground(pane) in {"claude", "node", "codex", "opencode"}
+
+    # a preview is submitted once; the member polls, acks and answers through cafleet
+    sent = fleet.send(member, "ping 1")
+    task = int(re.search(r"^\[(\d+) \|", sent, re.M).group(1))  # type: ignore[union-attr]
+    fleet.wait_for_texts({"pong 1"})
+    assert fleet.delivery_states(task) == ["sent"]
+    assert fleet.texts_to_director().count("pong 1") == 1
+
+    # ping types the poll line; capture reads the screen; exec runs a shell command
+    assert "submitted" in fleet.cli("member", "ping", "--fleet-id", str(fleet.fleet_id),
+                               "--member-id", str(member)).lower()  # fmt: skip
+    capture = fleet.cli("member", "capture", "--fleet-id", str(fleet.fleet_id), "--member-id",
+                        str(member), "--lines", "80")  # fmt: skip
+    assert "ping 1" in capture
+    marker = fleet.workdir / f"exec-{agent}.txt"
+    fleet.cli("member", "exec", "--fleet-id", str(fleet.fleet_id), "--member-id", str(member),
+              f"echo exec-ok > {marker}")  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not (marker.exists() and marker.read_text().strip() == "exec-ok"):
+        assert time.monotonic() < deadline, agent_tmux.capture(pane)
+        time.sleep(0.3)
+
+    # a broadcast reaches it too
+    fleet.cli("message", "broadcast", "--fleet-id", str(fleet.fleet_id), "--agent-id",
+              str(fleet.director), "--text", "ping 2")  # fmt: skip
+    fleet.wait_for_texts({"pong 2"})
+
+    # the spawn prompt went to the model alone, never glued to a preview
+    assert all("[cafleet msg" not in text for text in first_prompts(model_server, since, "You are"))
+
+    # member delete closes the pane and leaves no process (no codex app-server)
+    out = fleet.cli("member", "delete", "--fleet-id", str(fleet.fleet_id), "--member-id",
+                    str(member))  # fmt: skip
+    assert "(closed)" in out
+    assert agent_tmux.wait_gone(pane, timeout=30)
+    assert agent_tmux.wait_no_leftovers(timeout=15) == {}
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_previews_to_a_busy_member_never_interrupt_its_tool(
+    agent: str, fleet: Fleet, agent_tmux: Any
+) -> None:
+    require_agent(agent)
+    member, pane = fleet.create_member(agent, "busy")
+    ident = f"--fleet-id {fleet.fleet_id} --agent-id {member}"
+    long_tool = (
+        f"RUN: sleep 45 && cafleet message send {ident} --to {fleet.director} --text slept-ok"
+    )
+    fleet.send(member, long_tool)
+    agent_tmux.wait_for_screen(pane, r"sleep 45", timeout=REPLY_TIMEOUT)
+
+    started = time.monotonic()
+    pings = [f"ping {n}" for n in range(101, 121)]
+    for text in pings:
+        fleet.send(member, text)
+    assert time.monotonic() - started < 40, "the previews were not all sent during the tool"
+
+    texts = fleet.wait_for_texts({"slept-ok", *(f"pong {n}" for n in range(101, 121))},
+                                 timeout=REPLY_TIMEOUT + 60)  # fmt: skip
+    assert texts.count("slept-ok") == 1  # the tool ran to its end: nothing interrupted it
+    for n in range(101, 121):
+        assert texts.count(f"pong {n}") == 1
+    to_member = [m for m in fleet.timeline() if m.to_agent_id == member and m.text in pings]
+    assert len(to_member) == 20
+    assert all(m.state is MessageState.COMPLETED for m in to_member)
+    for m in to_member:
+        assert fleet.delivery_states(m.task_id) == ["sent"]
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_messages_right_after_create_arrive_once_and_never_glue_to_the_prompt(
+    agent: str, fleet: Fleet, model_server: ScriptedModelServer
+) -> None:
+    require_agent(agent)
+    since = len(model_server.requests)
+    member, _ = fleet.create_member(agent, "fresh")
+    created = time.monotonic()
+    base = [sys.executable, "-m", "cafleet", "message", "send", "--fleet-id",
+            str(fleet.fleet_id), "--agent-id", str(fleet.director),
+            "--to", str(member)]  # fmt: skip
+    senders = [
+        subprocess.Popen([*base, "--text", f"ping {n}"], env=fleet.env, cwd=fleet.workdir,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        for n in range(201, 211)
+    ]  # fmt: skip
+    assert time.monotonic() - created < 1.0
+    for sender in senders:
+        _, err = sender.communicate(timeout=120)
+        assert sender.returncode == 0, err
+
+    texts = fleet.wait_for_texts({f"pong {n}" for n in range(201, 211)})
+    for n in range(201, 211):
+        assert texts.count(f"pong {n}") == 1
+    for m in (m for m in fleet.timeline() if m.to_agent_id == member):
+        assert fleet.delivery_states(m.task_id) == ["sent"]
+    prompts = first_prompts(model_server, since, "You are fresh")
+    assert prompts and all("[cafleet msg" not in text for text in prompts)
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_fleet_delete_closes_live_members_and_leaves_no_process(
+    agent: str, fleet: Fleet, agent_tmux: Any
+) -> None:
+    require_agent(agent)
+    panes = [fleet.create_member(agent, name)[1] for name in ("one", "two")]
+
+    out = fleet.cli("fleet", "delete", "--fleet-id", str(fleet.fleet_id))
+
+    assert "2 closed" in out
+    for pane in panes:
+        assert agent_tmux.wait_gone(pane, timeout=30)
+    assert agent_tmux.wait_no_leftovers(timeout=15) == {}
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_cafleet_demo_runs_with_the_real_agent(agent: str, agent_home: Any, tmp_path: Path) -> None:
+    require_agent(agent)
+    done = subprocess.run(
+        [sys.executable, "-m", "cafleet", "demo", "--coding-agent", agent, "--rounds", "2"],
+        env={**agent_home.env, "CAFLEET_DATABASE_URL": f"sqlite:///{tmp_path / 'unused.db'}"},
+        cwd=agent_home.workdir,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "pong 2 [completed]" in done.stdout
