@@ -78,6 +78,8 @@ def fake_agent(log_dir: Path, argv: Sequence[str]) -> int:
     saved = termios.tcgetattr(fd)
     tty.setraw(fd, termios.TCSANOW)  # TCSANOW: keep input that arrived before this point
     os.write(sys.stdout.fileno(), b"\x1b[?2004h")
+    if argv:  # show the spawn prompt, as an agent TUI does once it took it (readiness rule)
+        os.write(sys.stdout.fileno(), argv[-1].encode()[:500] + b"\r\n")
     try:
         with (log_dir / f"{name}.log").open("a", encoding="ascii") as log:
             log.write(f"{time.monotonic():.6f} ready\n")
@@ -190,6 +192,8 @@ def scratch_env(where: Path, fake_bin: Path) -> dict[str, str]:
         XDG_RUNTIME_DIR=str(runtime),
         PYTHONPYCACHEPREFIX=str(where.parent / "pycache"),
         PATH=os.pathsep.join([str(fake_bin), env.get("PATH", "")]),
+        # the fake claude has no hooks; its screen shows the prompt (ignored by upstream)
+        CAFLEET_READY_RULES_CLAUDE="screen",
     )
     return env
 
