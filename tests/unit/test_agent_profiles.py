@@ -363,3 +363,14 @@ def test_overrides_replace_only_what_they_set() -> None:
     )  # fmt: skip
     assert profiles[CodingAgent.OPENCODE] == OPENCODE
     assert PROFILES[CodingAgent.CLAUDE].submit_delay == 0.2  # the built-ins stay as they are
+
+
+def test_a_dialog_sign_quoted_in_the_transcript_above_is_not_a_dialog() -> None:
+    claude = PROFILES[CodingAgent.CLAUDE]
+    quoted = ["● Read notes.txt", "  Do you want to proceed with the migration?"]
+    screen = "\n".join([*quoted, *(f"line {n}" for n in range(20)), "❯ ", "  ⏵⏵ don't ask on"])
+
+    assert claude.dialog_on(screen) is None
+    assert claude.dialog_on(screen + "\n  Do you want to proceed?\n  Esc to cancel") == (
+        "do you want to proceed"
+    )

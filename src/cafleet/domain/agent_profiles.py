@@ -36,6 +36,7 @@ class ReadyRule(StrEnum):
 
 
 ALLOW_CAFLEET = "Bash(cafleet:*)"
+DIALOG_ROWS = 15
 
 # Claude Code hook events recorded in a member's event file; "prompt" means the agent took a
 # prompt, which is what readiness waits for.
@@ -127,9 +128,14 @@ class AgentProfile:
                 raise ValueError("a custom agent's argv comes from its command template")
 
     def dialog_on(self, screen: str) -> str | None:
-        """The dialog sign found on `screen`, if any."""
-        lowered = " ".join(screen.lower().split())
-        return next((sign for sign in self.dialog_signs if sign in lowered), None)
+        """The dialog sign found at the bottom of `screen`, if any.
+
+        Only the last rows count: the TUIs draw their dialogs there, while the transcript
+        above may quote any text (a file the agent read, a message).
+        """
+        rows = [row for row in screen.lower().splitlines() if row.strip()]
+        bottom = " ".join(" ".join(rows[-DIALOG_ROWS:]).split())
+        return next((sign for sign in self.dialog_signs if sign in bottom), None)
 
     def hook_settings(self, record_command: Sequence[str]) -> str | None:
         """Settings to hand the agent at launch so it reports its own state, or None.
