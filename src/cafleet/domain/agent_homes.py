@@ -1,4 +1,5 @@
-"""Where each coding agent keeps its configuration, as its own environment variables say.
+"""Where each coding agent keeps its configuration, as its own environment variables say
+(each profile's `config_home`, domain/agent_profiles.py):
 
 - Claude Code: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
 - Codex: `$CODEX_HOME`, else `~/.codex`.
@@ -16,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from cafleet.domain.agent_profiles import PROFILES, ConfigHome
+from cafleet.domain.placement import CodingAgent
 from cafleet.domain.skills import SkillHome
 
 OPENCODE_PRESET_NAME = "cafleet"
@@ -31,11 +34,16 @@ class AgentHomes:
 
     @classmethod
     def from_environ(cls, env: Mapping[str, str], home: Path) -> AgentHomes:
-        xdg_config = _absolute(env.get("XDG_CONFIG_HOME")) or home / ".config"
+        def resolved(agent: CodingAgent) -> Path:
+            where = PROFILES[agent].config_home
+            if where is None:
+                raise ValueError(f"{agent.value} has no configuration home")
+            return _resolved(where, env, home)
+
         return cls(
-            claude=_absolute(env.get("CLAUDE_CONFIG_DIR")) or home / ".claude",
-            codex=_absolute(env.get("CODEX_HOME")) or home / ".codex",
-            opencode=xdg_config / "opencode",
+            claude=resolved(CodingAgent.CLAUDE),
+            codex=resolved(CodingAgent.CODEX),
+            opencode=resolved(CodingAgent.OPENCODE),
         )
 
     def config_home(self, agent: SkillHome) -> Path:
@@ -52,6 +60,11 @@ class AgentHomes:
     def opencode_preset(self) -> Path:
         """The file `opencode --agent cafleet` loads."""
         return self.opencode / "agents" / f"{OPENCODE_PRESET_NAME}.md"
+
+
+def _resolved(where: ConfigHome, env: Mapping[str, str], home: Path) -> Path:
+    base = _absolute(env.get(where.variable)) or home / where.default
+    return base / where.subdir if where.subdir else base
 
 
 def _absolute(value: str | None) -> Path | None:

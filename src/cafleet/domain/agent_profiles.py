@@ -64,6 +64,16 @@ class LaunchContext:
 
 
 @dataclass(frozen=True)
+class ConfigHome:
+    """Where the agent keeps its configuration (and so its skills): `$variable/subdir`, or
+    `~/default/subdir` when the variable is unset, empty or relative."""
+
+    variable: str
+    default: str  # relative to the user's home
+    subdir: str = ""
+
+
+@dataclass(frozen=True)
 class HttpFacts:
     """How to ask an agent's own HTTP server whether it took a prompt."""
 
@@ -92,6 +102,7 @@ class AgentProfile:
     exit_text: str = "/exit"
     notes: str = ""  # one line for `cafleet doctor`
     http: HttpFacts | None = None  # the agent's own HTTP server, where it has one
+    config_home: ConfigHome | None = None  # None: the agent has no skills home
 
     @property
     def uses_hooks(self) -> bool:
@@ -227,6 +238,7 @@ PROFILES: Mapping[CodingAgent, AgentProfile] = {
         ),
         session_variables=("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SSE_PORT"),
         notes="dontAsk with an allow rule for cafleet; hooks report prompt/idle/waiting",
+        config_home=ConfigHome("CLAUDE_CONFIG_DIR", ".claude"),
     ),
     CodingAgent.CODEX: AgentProfile(
         CodingAgent.CODEX,
@@ -242,6 +254,7 @@ PROFILES: Mapping[CodingAgent, AgentProfile] = {
         ),
         session_variables=("CODEX_SANDBOX", "CODEX_SANDBOX_NETWORK_DISABLED", "CODEX_THREAD_ID"),
         notes="no daemon, no login shell; workspace-write sandbox that reaches tmux and the db",
+        config_home=ConfigHome("CODEX_HOME", ".codex"),
     ),
     CodingAgent.OPENCODE: AgentProfile(
         CodingAgent.OPENCODE,
@@ -253,6 +266,7 @@ PROFILES: Mapping[CodingAgent, AgentProfile] = {
         session_variables=("OPENCODE", "OPENCODE_PID"),
         notes="the cafleet agent preset holds the permission floor; its HTTP server says busy",
         http=HttpFacts("OPENCODE_SERVER_PASSWORD", "opencode", "/session/status"),
+        config_home=ConfigHome("XDG_CONFIG_HOME", ".config", "opencode"),
     ),
     CodingAgent.CUSTOM: AgentProfile(
         CodingAgent.CUSTOM,
