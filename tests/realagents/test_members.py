@@ -284,3 +284,22 @@ def test_cafleet_demo_runs_with_the_real_agent(agent: str, agent_home: Any, tmp_
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "pong 2 [completed]" in done.stdout
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex"])
+def test_a_spawn_prompt_starting_with_a_dash_is_a_prompt_not_an_option(
+    agent: str, fleet: Fleet, agent_tmux: Any, model_server: ScriptedModelServer
+) -> None:
+    require_agent(agent)
+    since = len(model_server.requests)
+    prompt = "- first: you are dash. FLEET ID: {fleet_id}. YOUR MEMBER ID: {agent_id}."
+
+    member, pane = fleet.create_member(agent, "dash", prompt)
+
+    assert agent_tmux.foreground(pane) in {"claude", "node", "codex"}
+    deadline = time.monotonic() + REPLY_TIMEOUT
+    while not first_prompts(model_server, since, "first: you are dash"):
+        assert time.monotonic() < deadline, agent_tmux.capture(pane)
+        time.sleep(0.3)
+    fleet.send(member, "ping 7")
+    fleet.wait_for_texts({"pong 7"})
