@@ -48,11 +48,13 @@ class Fleet:
     director: int = 0
     members: list[int] = field(default_factory=list)
 
-    def cli(self, *args: str, check: bool = True, timeout: float = 180) -> str:
+    def cli(
+        self, *args: str, check: bool = True, timeout: float = 180, cwd: Path | None = None
+    ) -> str:
         done = subprocess.run(
             [sys.executable, "-m", "cafleet", *args],
             env=self.env,
-            cwd=self.workdir,
+            cwd=cwd or self.workdir,
             capture_output=True,
             text=True,
             timeout=timeout,
@@ -303,3 +305,30 @@ def test_a_spawn_prompt_starting_with_a_dash_is_a_prompt_not_an_option(
         time.sleep(0.3)
     fleet.send(member, "ping 7")
     fleet.wait_for_texts({"pong 7"})
+
+
+# Codex 0.171 started with CAFleet's flags runs in an untrusted directory without asking.
+@pytest.mark.parametrize("agent", ["claude"])
+def test_a_trust_dialog_fails_the_spawn_and_is_never_answered(
+    agent: str, fleet: Fleet, agent_tmux: Any, agent_home: Any, tmp_path: Path
+) -> None:
+    require_agent(agent)
+    untrusted = tmp_path / "untrusted"
+    untrusted.mkdir()
+    before = set(agent_tmux.panes())
+
+    out = fleet.cli(
+        "member", "create", "--fleet-id", str(fleet.fleet_id), "--agent-id",
+        str(fleet.director), "--name", "wary", "--description", "untrusted dir",
+        "--coding-agent", agent, "--text", PROMPT.format(name="wary"),
+        check=False, cwd=untrusted,
+    )  # fmt: skip
+
+    assert "did not start: a dialog is on screen" in out
+    assert "Rolled back registration" in out
+    assert "Last lines of pane" in out
+    listed = fleet.json("member", "list", "--fleet-id", str(fleet.fleet_id))
+    assert [m["name"] for m in listed] == []
+    assert set(agent_tmux.panes()) == before  # the dialog's pane was closed, not answered
+    state = (agent_home.home / ".claude.json").read_text()
+    assert "rejected" not in state or '"rejected": []' in state  # no key was refused
