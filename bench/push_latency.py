@@ -50,6 +50,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OURS = REPO_ROOT / ".venv" / "bin" / "cafleet"
 DEFAULT_DOCS = REPO_ROOT / "docs" / "benchmarks.md"
 UPSTREAM_VERSION = "0.17.1"
+OUR_CLAUDE_DELAY = "0.2"  # the claude profile's default
 UPSTREAM_SUBMIT_DELAY = "0.12"  # upstream 0.17.1's fixed pause between text and Enter
 START_MARK = "<!-- push-latency:start -->"
 END_MARK = "<!-- push-latency:end -->"
@@ -689,11 +690,14 @@ is satisfied as in the CLI-latency section.
 `cafleet message send` is started; the latency ends when the recipient program reads the
 submitting Enter, and the send process's own wall time is shown next to it. Ours uses the
 recipient's per-backend submit delay: `CAFLEET_SUBMIT_DELAY_CUSTOM` (default 0.2 s, also 0)
-for the demo agent, `CAFLEET_SUBMIT_DELAY_CLAUDE` for the fake `claude` (default 1.0 s, and
+for the demo agent, `CAFLEET_SUBMIT_DELAY_CLAUDE` for the fake `claude` (default 0.2 s, and
 0.12 s, upstream's fixed pause, for the like-for-like row). The demo agent polls and
 acknowledges every preview, so the script waits for that ACK before the next push. Expected
-shape: process start-up + one short transaction + Esc and its 0.1 s pause + the paste + the
-submit delay + Enter (ours); upstream types the same steps from inside its write transaction.
+shape: process start-up + one short transaction + the pane check (foreground and, for claude,
+a screen read for dialogs) + the paste + the submit delay + the same check + Enter (ours; no
+Esc); upstream types Esc, a 0.1 s pause, the paste, its pause and Enter from inside its write
+transaction. The fake `claude` prints its spawn prompt, so our members start by the `screen`
+rule (`CAFLEET_READY_RULES_CLAUDE=screen`: the fake has no hooks).
 
 **(b) Broadcast.** `cafleet message broadcast` from the Director to N members whose panes run
 the fake `claude`. A probe process opens the same database file and tries
@@ -817,7 +821,7 @@ def measure_latency(
                     )
                 for delay, label, note in (
                     (UPSTREAM_SUBMIT_DELAY, f"(delay set to {UPSTREAM_SUBMIT_DELAY} s)", ""),
-                    ("1.0", "(default delay)", " (default)"),
+                    (OUR_CLAUDE_DELAY, "(default delay)", " (default)"),
                 ):
                     cases.append(
                         LatencyCase(
@@ -858,7 +862,7 @@ def measure_broadcast(
             for name in fleet.members:
                 wait_ready(fake_log(fleet, name))
             if fleet.impl.label == "ours":
-                for delay, note in (("1.0", " (default)"), (UPSTREAM_SUBMIT_DELAY, "")):
+                for delay, note in ((OUR_CLAUDE_DELAY, " (default)"), (UPSTREAM_SUBMIT_DELAY, "")):
                     cases.append(
                         BroadcastCase(
                             f"ours, `claude` delay {delay} s",
