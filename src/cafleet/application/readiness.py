@@ -79,17 +79,17 @@ class StartWatcher:
             if info is None or info.dead:  # `screen` still holds the last one seen
                 return _failed("the pane closed before the agent took its first prompt", screen)
             sign = profile.dialog_on(screen)
-            dialog_since = (dialog_since or now) if sign else None
-            if (
-                sign
-                and dialog_since
-                and (now - dialog_since).total_seconds() >= (DIALOG_GRACE_SECONDS)
-            ):
-                return _failed(
-                    f"a dialog is on screen ({sign!r}) and CAFleet never answers one: start"
-                    f" {profile.coding_agent.value} once in this directory, answer it, and retry",
-                    screen,
-                )
+            if sign is None:
+                dialog_since = None
+            else:
+                dialog_since = dialog_since or now
+                if (now - dialog_since).total_seconds() >= DIALOG_GRACE_SECONDS:
+                    return _failed(
+                        f"a dialog is on screen ({sign!r}) and CAFleet never answers one: start"
+                        f" {profile.coding_agent.value} once in this directory, answer it, and"
+                        " retry",
+                        screen,
+                    )
             in_front = not sign and agent_check(info, watch.accepted) is None
             in_front_since = (in_front_since or now) if in_front else None
             if in_front:
