@@ -62,8 +62,9 @@ Test emulation
         at start and after each submission, show ``Do you want to proceed? 1. Yes 2. No``
         (logged as ``{"event":"menu"}``). While it is up, Esc dismisses it (logged as
         ``{"event":"menu-dismissed"}`` after the ``esc`` event) and an Enter approves it
-        (logged as ``{"event":"menu-approved"}``, the stray approval that sending Esc first
-        prevents) instead of submitting; text typed meanwhile stays in the composer.
+        (logged as ``{"event":"menu-approved"}``: a stray approval, which CAFleet's dialog
+        check prevents for agents whose profile knows the dialog) instead of submitting; text
+        typed meanwhile stays in the composer.
 """
 
 from __future__ import annotations

@@ -298,12 +298,21 @@ def fleet(make_fleet: Any) -> FleetIds:
     return made
 
 
+# The rule `member create` records when each agent was seen ready for text.
+READY_RULES = {"claude": "hook", "codex": "screen", "opencode": "http", "custom": "wait"}
+LIVE_PANE = "live"
+
+
 @pytest.fixture
-def add_member(migrated: Database) -> Any:
+def add_member(migrated: Database, tmux: TmuxServer) -> Any:
     """Register a member directly in the tables (pane spawning is not under test here).
 
     The row set mirrors what `member create` stores: an active agent with a plain card, a
-    placement whose director is the root Director, and a 720 s monitor enrollment.
+    placement whose director is the root Director and whose agent was seen ready, and a 720 s
+    monitor enrollment. By default the member gets a real pane of its own in the private tmux
+    server (a new window running `sleep`, so nothing typed there is ever run): the first one
+    is `%1`. `pane_id=None` leaves the placement pending, any other id is recorded as given;
+    `ready=False` leaves the agent "starting".
     """
 
     def add(
@@ -311,10 +320,13 @@ def add_member(migrated: Database) -> Any:
         name: str = "worker",
         *,
         description: str = "Worker member",
-        pane_id: str | None = "%1",
+        pane_id: str | None = LIVE_PANE,
         coding_agent: str = "claude",
         kind: str | None = None,
+        ready: bool = True,
     ) -> int:
+        if pane_id == LIVE_PANE:
+            pane_id = tmux.run("new-window", "-d", "-P", "-F", "#{pane_id}", "sleep 3600")
         card: dict[str, Any] = {"name": name, "description": description, "skills": []}
         if kind is not None:
             card["cafleet"] = {"kind": kind}
@@ -329,10 +341,11 @@ def add_member(migrated: Database) -> Any:
             json.dumps(card, separators=(",", ":")),
         )
         director = migrated.row("SELECT * FROM agent_placements WHERE agent_id = ?", fleet.director)
+        ready_at = now if ready and pane_id is not None else None
         migrated.execute(
             "INSERT INTO agent_placements (agent_id, director_agent_id, mux_session,"
-            " mux_window_id, mux_pane_id, backend, coding_agent, created_at, mux_socket)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " mux_window_id, mux_pane_id, backend, coding_agent, created_at, mux_socket,"
+            " ready_at, ready_rule) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             agent_id,
             fleet.director,
             director["mux_session"],
@@ -342,6 +355,8 @@ def add_member(migrated: Database) -> Any:
             coding_agent,
             now,
             director["mux_socket"],
+            ready_at,
+            READY_RULES[coding_agent] if ready_at else None,
         )
         if kind is None:
             migrated.execute(

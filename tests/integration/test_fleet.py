@@ -119,6 +119,9 @@ def test_fleet_create_json(tmux_cli, tmux, migrated, where):
         "mux_pane_id": tmux.pane_id,
         "coding_agent": "claude",
         "created_at": director["placement"]["created_at"],
+        # the Director's own pane is ready from the start: nothing waits for it
+        "ready_at": director["placement"]["created_at"],
+        "ready_rule": "director",
     }
     parse_ts(made["created_at"])
     parse_ts(director["registered_at"])

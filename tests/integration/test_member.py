@@ -115,18 +115,20 @@ def test_member_show_kind_monitor(cli, fleet, add_member):
     assert shown["kind"] == "monitor"
 
 
-def test_member_show_json(cli, fleet, add_member, tmux):
+def test_member_show_json(cli, fleet, add_member, migrated, tmux):
     worker = add_member(fleet, "worker")
     shown = cli.json(
         "member", "show", "--fleet-id", str(fleet.fleet_id), "--member-id", str(worker)
     )
     assert set(shown) == {
         "agent_id", "name", "description", "status", "registered_at", "kind", "skills",
-        "placement",
+        "placement", "pane_state",
     }  # fmt: skip
     assert shown["agent_id"] == worker
     assert shown["kind"] == "member"
     assert shown["skills"] == []
+    assert shown["pane_state"] == "running"
+    row = migrated.row("SELECT * FROM agent_placements WHERE agent_id = ?", worker)
     assert shown["placement"] == {
         "director_agent_id": fleet.director,
         "backend": "tmux",
@@ -134,13 +136,22 @@ def test_member_show_json(cli, fleet, add_member, tmux):
         "mux_window_id": tmux.window_id,
         "mux_pane_id": "%1",
         "coding_agent": "claude",
-        "created_at": shown["placement"]["created_at"],
+        "created_at": row["created_at"],
+        "ready_at": row["ready_at"],
+        "ready_rule": "hook",
     }
+    assert row["ready_at"] is not None
     admin = cli.json(
         "member", "show", "--fleet-id", str(fleet.fleet_id), "--member-id", str(fleet.admin)
     )
     assert admin["placement"] is None
+    assert admin["pane_state"] is None
     assert admin["kind"] == "administrator"
+    director = cli.json(
+        "member", "show", "--fleet-id", str(fleet.fleet_id), "--member-id", str(fleet.director)
+    )
+    assert director["pane_state"] is None  # only members' panes are looked up
+    assert director["placement"]["ready_rule"] == "director"
 
 
 def test_member_show_hides_foreign_unknown_and_deregistered_agents_alike(
@@ -211,9 +222,12 @@ def test_member_list_json(cli, fleet, add_member):
         "status",
         "registered_at",
         "placement",
+        "pane_state",
     }
     assert listed["agent_id"] == worker
     assert listed["placement"]["director_agent_id"] == fleet.director
+    assert listed["placement"]["ready_rule"] == "hook"
+    assert listed["pane_state"] == "running"
 
 
 def test_member_list_all(cli, fleet, add_member, tmux):
@@ -260,6 +274,79 @@ def test_member_list_of_a_deleted_fleet(cli, fleet):
     cli.ok("fleet", "delete", "--fleet-id", str(fleet.fleet_id))
     line = cli.fails("member", "list", "--fleet-id", str(fleet.fleet_id))
     assert line == f"Error: fleet {fleet.fleet_id} not found."
+
+
+# --------------------------------------------------------------------------- the pane's state
+
+
+def test_member_whose_pane_was_closed_shows_pane_gone(cli, fleet, add_member, tmux):
+    kept = add_member(fleet, "kept")
+    closed = add_member(fleet, "closed", coding_agent="codex")
+    pane = cli.json(
+        "member", "show", "--fleet-id", str(fleet.fleet_id), "--member-id", str(closed)
+    )["placement"]["mux_pane_id"]
+    tmux.run("kill-pane", "-t", pane)  # behind CAFleet's back
+    fid = str(fleet.fleet_id)
+
+    assert cli.ok("member", "show", "--fleet-id", fid, "--member-id", str(closed)) == (
+        f"{closed} closed pane-gone\n"
+    )
+    full = cli.ok("member", "show", "--fleet-id", fid, "--member-id", str(closed), "--full")
+    assert "  status:      pane-gone" in full.splitlines()
+    rows = assert_table(
+        cli.ok("member", "list", "--fleet-id", fid).splitlines()[1:],
+        ["agent_id", "name", "status", "backend", "session", "window_id", "pane_id", "created_at"],
+    )
+    assert [r[:3] for r in rows] == [
+        [str(kept), "kept", "active"],
+        [str(closed), "closed", "pane-gone"],
+    ]
+    assert rows[1][6] == pane
+    activity = assert_table(
+        cli.ok("member", "list", "--fleet-id", fid, "--activity").splitlines()[1:],
+        ["agent_id", "name", "status", "last_sent", "last_recv", "last_ack", "idle"],
+    )
+    assert [r[2] for r in activity] == ["active", "pane-gone"]
+    listed = cli.json("member", "list", "--fleet-id", fid)
+    assert [(m["status"], m["pane_state"]) for m in listed] == [
+        ("active", "running"),
+        ("active", "gone"),  # the registry still holds it: only the pane is gone
+    ]
+
+
+def test_member_not_yet_seen_ready_shows_starting(cli, fleet, add_member):
+    fid = str(fleet.fleet_id)
+    starting = add_member(fleet, "early", ready=False)
+    pending = add_member(fleet, "pending", pane_id=None)
+
+    assert cli.ok("member", "show", "--fleet-id", fid, "--member-id", str(starting)) == (
+        f"{starting} early starting\n"
+    )
+    listed = {m["agent_id"]: m for m in cli.json("member", "list", "--fleet-id", fid)}
+    assert listed[starting]["pane_state"] == "starting"
+    assert (
+        listed[starting]["placement"]["ready_at"],
+        listed[starting]["placement"]["ready_rule"],
+    ) == (None, None)
+    # no pane recorded yet: nothing to look up
+    assert (listed[pending]["status"], listed[pending]["pane_state"]) == ("active", None)
+
+
+def test_member_list_without_a_reachable_multiplexer_keeps_the_registry_status(
+    cli, fleet, add_member, migrated
+):
+    worker = add_member(fleet, "worker")
+    migrated.execute(
+        "UPDATE agent_placements SET mux_socket = ? WHERE agent_id = ?",
+        str(migrated.path.parent / "no-such-tmux-socket"),
+        worker,
+    )
+    [listed] = cli.json("member", "list", "--fleet-id", str(fleet.fleet_id))
+    assert (listed["status"], listed["pane_state"]) == ("active", None)  # unknown, not gone
+    assert (
+        cli.ok("member", "show", "--fleet-id", str(fleet.fleet_id), "--member-id", str(worker))
+        == f"{worker} worker active\n"
+    )
 
 
 # --------------------------------------------------------------------------- --activity
@@ -322,7 +409,7 @@ def test_member_list_activity_json(cli, fleet, activity):
     )
     assert set(idle) == {
         "agent_id", "name", "description", "status", "registered_at", "placement",
-        "last_sent", "last_recv", "last_ack", "idle",
+        "pane_state", "last_sent", "last_recv", "last_ack", "idle",
     }  # fmt: skip
 
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import time
+from datetime import UTC, datetime
 
 import pytest
 
@@ -43,6 +46,12 @@ def msg(cli, fleet):
     return Messages(cli, fleet)
 
 
+@pytest.fixture
+def director_shell(tmux):
+    """What the Director's pane runs in the private tmux server: a shell, never an agent."""
+    return tmux.run("display-message", "-p", "-t", tmux.pane_id, "#{pane_current_command}")
+
+
 def task_row(db, task_id):
     return db.row("SELECT * FROM tasks WHERE task_id = ?", task_id)
 
@@ -60,7 +69,8 @@ def test_send_text_output_and_storage(msg, fleet, migrated):
     assert lines[0] == "Message sent."
     match = re.fullmatch(rf"\[(\d+) \| from:{fleet.director} \| ({TS})\]", lines[1])
     assert match, lines[1]
-    assert lines[2:] == ["hello admin"]
+    # the Administrator has no pane: the text says so, in words
+    assert lines[2:] == ["hello admin", "preview skipped: the recipient has no pane"]
     row = task_row(migrated, int(match[1]))
     assert dict(row) == {
         "task_id": int(match[1]),
@@ -107,7 +117,7 @@ def test_send_json_is_compact(msg, fleet):
     assert '"text":"é"' in out
 
 
-def test_send_full_text(msg, fleet):
+def test_send_full_text(msg, fleet, director_shell):
     out = msg.ok("send", fleet.admin, "--to", fleet.director, "--text", "full body", "--full")
     lines = out.splitlines()
     assert lines[0] == "Message sent."
@@ -118,6 +128,7 @@ def test_send_full_text(msg, fleet):
         f"  to:    {fleet.director}",
         "  type:  unicast",
         "  text:  full body",
+        f"preview skipped: pane runs {director_shell}",  # the Director's pane runs a shell
     ]
 
 
@@ -152,6 +163,105 @@ def test_send_to_a_pending_placement_is_skipped(msg, fleet, add_member, migrated
     sent = msg.json("send", fleet.director, "--to", pending, "--text", "early")
     assert sent["notification"] == {"state": "skipped", "transport": None, "reason": "pending-pane"}
     assert sent["notification_sent"] is False
+
+
+def test_send_names_a_skipped_preview_in_words(msg, fleet, add_member, migrated, tmux):
+    busy = add_member(fleet, "busy")  # its pane runs `sleep`, not claude
+    closed = add_member(fleet, "closed")
+    closed_pane = migrated.scalar(
+        "SELECT mux_pane_id FROM agent_placements WHERE agent_id = ?", closed
+    )
+    tmux.run("kill-pane", "-t", closed_pane)
+
+    out = msg.ok("send", fleet.director, "--to", busy, "--text", "are you there?")
+    assert out.splitlines()[-2:] == ["are you there?", "preview skipped: pane runs sleep"]
+    sent = msg.json("send", fleet.director, "--to", busy, "--text", "again")
+    assert sent["notification"] == {
+        "state": "skipped",
+        "transport": "tmux",
+        "reason": "not-agent:sleep",
+    }
+    out = msg.ok("send", fleet.director, "--to", closed, "--text", "hello?")
+    assert out.splitlines()[-1] == "preview skipped: the pane is gone"
+    assert msg.ok("send", fleet.director, "--to", busy, "--text", "q", "--quiet").count("\n") == 1
+
+
+def start_send(cafleet_argv, cli, msg, sender, to, text):
+    """`cafleet --json message send` in the background."""
+    return subprocess.Popen(
+        [*cafleet_argv, "--json", *msg.args("send", sender, "--to", to, "--text", text)],
+        env=cli.env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def wait_for_pending_delivery(migrated, proc, recipient):
+    """The message is stored and its preview waits: a pending ledger row for `recipient`."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        rows = migrated.rows("SELECT state FROM deliveries WHERE recipient_agent_id = ?", recipient)
+        if [r["state"] for r in rows] == ["pending"]:
+            return
+        time.sleep(0.05)
+    raise AssertionError("the message to the starting member was not stored in time")
+
+
+def test_send_to_a_starting_member_waits_until_it_is_ready(
+    cafleet_argv, cli, msg, fleet, add_member, migrated
+):
+    early = add_member(fleet, "early", ready=False)
+    proc = start_send(cafleet_argv, cli, msg, fleet.director, early, "welcome")
+    wait_for_pending_delivery(migrated, proc, early)
+    time.sleep(0.5)  # still waiting: nothing is typed before the agent is seen ready
+    assert proc.poll() is None
+    assert (
+        migrated.scalar("SELECT state FROM deliveries WHERE recipient_agent_id = ?", early)
+        == "pending"
+    )
+
+    ready_at = datetime.now(UTC).isoformat(timespec="microseconds")
+    migrated.execute(
+        "UPDATE agent_placements SET ready_at = ?, ready_rule = 'hook' WHERE agent_id = ?",
+        ready_at,
+        early,
+    )
+    out, err = proc.communicate(timeout=30)
+    assert (proc.returncode, err) == (0, "")
+    sent = json.loads(out)
+    # attempted once, after it became ready (the pane runs `sleep`, so nothing is typed)
+    assert sent["notification"] == {
+        "state": "skipped",
+        "transport": "tmux",
+        "reason": "not-agent:sleep",
+    }
+    [delivery] = migrated.rows("SELECT * FROM deliveries WHERE recipient_agent_id = ?", early)
+    assert delivery["attempted_at"] >= ready_at
+
+
+def test_send_to_a_member_whose_start_was_rolled_back_is_skipped_as_starting(
+    cafleet_argv, cli, msg, fleet, add_member, migrated
+):
+    early = add_member(fleet, "early", ready=False)
+    proc = start_send(cafleet_argv, cli, msg, fleet.director, early, "welcome")
+    wait_for_pending_delivery(migrated, proc, early)
+
+    # what `member create` does when the agent never takes its prompt
+    migrated.execute("DELETE FROM agent_placements WHERE agent_id = ?", early)
+    migrated.execute("UPDATE agents SET status = 'deregistered' WHERE agent_id = ?", early)
+    out, err = proc.communicate(timeout=30)
+    assert (proc.returncode, err) == (0, "")
+    sent = json.loads(out)
+    assert sent["notification_sent"] is False
+    assert sent["notification"]["state"] == "skipped"
+    assert sent["notification"]["reason"] == "agent-starting"
+    assert (
+        migrated.scalar("SELECT error FROM deliveries WHERE recipient_agent_id = ?", early)
+        == "agent-starting"
+    )
 
 
 def test_send_to_an_unknown_foreign_or_deregistered_agent_reads_the_same(
@@ -289,11 +399,18 @@ def test_poll_full_rendering(msg, fleet):
 # --------------------------------------------------------------------------- broadcast
 
 
-def test_broadcast_from_the_administrator(msg, fleet, add_member, migrated):
+def test_broadcast_from_the_administrator(msg, fleet, add_member, migrated, director_shell):
     worker = add_member(fleet, "worker", pane_id=None)
     watcher = add_member(fleet, "watcher", pane_id=None, kind="monitoring-member")
     out = msg.ok("broadcast", fleet.admin, "--text", "all hands")
-    match = re.fullmatch(r"broadcast id=(\d+) recipients=3 delivered=0\n", out)
+    # one line per recipient whose preview was not typed, with the reason in words
+    match = re.fullmatch(
+        r"broadcast id=(\d+) recipients=3 delivered=0\n"
+        rf"  to {fleet.director}: preview skipped: pane runs {re.escape(director_shell)}\n"
+        rf"  to {worker}: preview skipped: the recipient's pane is not recorded yet\n"
+        rf"  to {watcher}: preview skipped: the recipient's pane is not recorded yet\n",
+        out,
+    )
     assert match, out
     summary_id = int(match[1])
     summary = task_row(migrated, summary_id)
@@ -320,7 +437,11 @@ def test_broadcast_from_the_administrator(msg, fleet, add_member, migrated):
     ledger = migrated.rows("SELECT * FROM deliveries ORDER BY recipient_agent_id")
     assert [d["task_id"] for d in ledger] == [c["task_id"] for c in copies]
     assert summary_id not in {d["task_id"] for d in ledger}
-    assert {d["state"] for d in ledger} <= {"skipped", "sent", "failed"}
+    assert [(d["state"], d["error"]) for d in ledger] == [
+        ("skipped", f"not-agent:{director_shell}"),
+        ("skipped", "pending-pane"),
+        ("skipped", "pending-pane"),
+    ]
 
 
 def test_broadcast_from_a_member_reaches_the_director_but_not_the_administrator(
@@ -360,7 +481,7 @@ def test_broadcast_json(msg, fleet, migrated):
     }
 
 
-def test_broadcast_full(msg, fleet):
+def test_broadcast_full(msg, fleet, director_shell):
     lines = msg.ok("broadcast", fleet.admin, "--text", "x", "--full").splitlines()
     assert re.fullmatch(r"  id:    \d+", lines[0])
     assert lines[1:] == [
@@ -368,6 +489,7 @@ def test_broadcast_full(msg, fleet):
         f"  from:  {fleet.admin}",
         "  type:  broadcast_summary",
         "  text:  Broadcast sent to 1 recipients",
+        f"  to {fleet.director}: preview skipped: pane runs {director_shell}",
     ]
 
 

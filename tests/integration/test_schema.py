@@ -42,6 +42,8 @@ COLUMNS: dict[str, dict[str, tuple[str, bool]]] = {
         "created_at": (TEXT, NOT_NULL),
         "mux_socket": (TEXT, NULL),
         "agent_commands": (TEXT, NULL),
+        "ready_at": (TEXT, NULL),
+        "ready_rule": (TEXT, NULL),
     },
     "tasks": {
         "task_id": (INT, NOT_NULL),
@@ -148,13 +150,13 @@ def affinity(declared: str) -> str:
     return upper
 
 
-@pytest.fixture(params=["fresh", "upgraded"])
+@pytest.fixture(params=["fresh", "upgraded", "upgraded-from-0002"])
 def schema_db(request, cli, db, db_path):
-    """A head database reached from empty, or from revision 0001."""
-    if request.param == "upgraded":
+    """A head database reached from empty, from revision 0001, or from revision 0002."""
+    if request.param != "fresh":
         from cafleet.adapters.sqlite.schema import migrate
 
-        migrate(db_path, target="0001")
+        migrate(db_path, target="0002" if request.param.endswith("0002") else "0001")
     cli.ok("setup", "db")
     return db
 
@@ -218,7 +220,7 @@ def test_column_defaults(schema_db):
 
 def test_revision_record_is_one_row_at_head(schema_db):
     rows = schema_db.rows("SELECT version_num FROM alembic_version")
-    assert [r[0] for r in rows] == ["0002"]
+    assert [r[0] for r in rows] == ["0003"]
 
 
 # --------------------------------------------------------------------------- connection policy

@@ -9,9 +9,9 @@ import pytest
 
 from cafleet.adapters.sqlite.schema import HEAD_REVISION, migrate, read_revision
 
-CREATED = "Created {path} and applied migrations to head (0002).\n"
-AT_HEAD = "Already at head (0002); nothing to do.\n"
-UPGRADED = "Upgraded from 0001 to 0002.\n"
+CREATED = "Created {path} and applied migrations to head (0003).\n"
+AT_HEAD = "Already at head (0003); nothing to do.\n"
+UPGRADED = "Upgraded from 0001 to 0003.\n"
 NO_REVISION = (
     "Error: DB has existing tables but no alembic_version; refusing to migrate an unknown"
     " schema. Point CAFLEET_DATABASE_URL at a new file."
@@ -23,7 +23,7 @@ UNKNOWN_REVISION = (
 
 TS = "2026-01-01T00:00:00.000000+00:00"
 NEW_COLUMNS = {
-    "agent_placements": {"mux_socket", "agent_commands"},
+    "agent_placements": {"mux_socket", "agent_commands", "ready_at", "ready_rule"},
     "monitor_config": {"last_stall_check_at", "last_native_status"},
     "monitor_runtime": {"host"},
 }
@@ -136,7 +136,7 @@ def seed_upstream_rows(db) -> None:
 def test_setup_db_creates_a_fresh_file_at_head(cli, db, db_path):
     assert setup_db(cli) == CREATED.format(path=db_path)
     assert db_path.is_file()
-    assert read_revision(db_path) == HEAD_REVISION == "0002"
+    assert read_revision(db_path) == HEAD_REVISION == "0003"
     assert db.scalar("SELECT count(*) FROM alembic_version") == 1
     assert "deliveries" in tables(db)
 
@@ -145,7 +145,7 @@ def test_setup_db_creates_missing_parent_directories(cli, tmp_path):
     path = tmp_path / "a" / "b" / "c" / "cafleet.db"
     out = setup_db(cli, env={"CAFLEET_DATABASE_URL": f"sqlite:///{path}"})
     assert out == CREATED.format(path=path)
-    assert read_revision(path) == "0002"
+    assert read_revision(path) == "0003"
 
 
 def test_setup_db_sets_wal_journal_mode(cli, db_path):
@@ -158,7 +158,7 @@ def test_setup_db_second_run_is_a_no_op(cli, db, db_path):
     before = db.dump()
     assert setup_db(cli) == AT_HEAD
     assert db.dump() == before
-    assert read_revision(db_path) == "0002"
+    assert read_revision(db_path) == "0003"
 
 
 def test_setup_db_at_head_reasserts_wal_mode(migrated, cli, db_path):
@@ -170,14 +170,14 @@ def test_setup_db_at_head_reasserts_wal_mode(migrated, cli, db_path):
 def test_setup_db_on_an_empty_existing_file_creates_the_schema(cli, db_path):
     db_path.touch()
     assert setup_db(cli) == CREATED.format(path=db_path)
-    assert read_revision(db_path) == "0002"
+    assert read_revision(db_path) == "0003"
 
 
 def test_setup_db_uses_the_default_path_under_home(cli, home):
     out = setup_db(cli, env={"CAFLEET_DATABASE_URL": None})
     path = home / ".local" / "share" / "cafleet" / "cafleet_v2.db"
     assert out == CREATED.format(path=path)
-    assert read_revision(path) == "0002"
+    assert read_revision(path) == "0003"
 
 
 def test_setup_db_relative_url_is_relative_to_the_current_directory(cli, tmp_path):
@@ -185,21 +185,21 @@ def test_setup_db_relative_url_is_relative_to_the_current_directory(cli, tmp_pat
     work.mkdir()
     out = setup_db(cli, cwd=work, env={"CAFLEET_DATABASE_URL": "sqlite:///rel.db"})
     assert out == CREATED.format(path="rel.db")
-    assert read_revision(work / "rel.db") == "0002"
+    assert read_revision(work / "rel.db") == "0003"
 
 
 def test_setup_db_does_not_expand_tilde_in_a_url(cli, tmp_path, home):
     work = tmp_path / "work"
     work.mkdir()
     setup_db(cli, cwd=work, env={"CAFLEET_DATABASE_URL": "sqlite:///~/x.db"})
-    assert read_revision(work / "~" / "x.db") == "0002"
+    assert read_revision(work / "~" / "x.db") == "0003"
     assert not (home / "x.db").exists()
 
 
 def test_setup_db_accepts_a_sqlite_driver_url(cli, db_path):
     out = setup_db(cli, env={"CAFLEET_DATABASE_URL": f"sqlite+pysqlite:///{db_path}"})
     assert out == CREATED.format(path=db_path)
-    assert read_revision(db_path) == "0002"
+    assert read_revision(db_path) == "0003"
 
 
 # --------------------------------------------------------------------------- from 0001
@@ -216,7 +216,7 @@ def test_migrate_to_0001_builds_the_upstream_schema_only(db, db_path):
 def test_setup_db_upgrades_from_0001(cli, db, db_path):
     migrate(db_path, target="0001")
     assert setup_db(cli) == UPGRADED
-    assert read_revision(db_path) == "0002"
+    assert read_revision(db_path) == "0003"
     assert "deliveries" in tables(db)
     for table, added in NEW_COLUMNS.items():
         assert added <= columns(db, table), table
@@ -238,6 +238,8 @@ def test_upgrade_from_0001_keeps_existing_rows(cli, db, db_path):
     placement = db.row("SELECT * FROM agent_placements WHERE agent_id = 3")
     assert placement["mux_socket"] is None
     assert placement["agent_commands"] is None
+    # panes placed before readiness was recorded count as ready since they were placed
+    assert (placement["ready_at"], placement["ready_rule"]) == (TS, "legacy")
     schedule = db.row("SELECT * FROM monitor_config WHERE agent_id = 1")
     assert schedule["last_stall_check_at"] is None
     assert schedule["last_native_status"] is None
@@ -268,6 +270,38 @@ def test_upgraded_database_is_usable_by_the_cli(cli, db, db_path):
     )
     assert sent["task"]["id"] == 3
     assert db.count("deliveries") == 1
+
+
+# --------------------------------------------------------------------------- from 0002
+
+
+def test_setup_db_upgrades_from_0002_and_marks_placed_panes_ready(cli, db, db_path):
+    migrate(db_path, target="0002")
+    assert read_revision(db_path) == "0002"
+    assert not {"ready_at", "ready_rule"} & columns(db, "agent_placements")
+    seed_upstream_rows(db)
+    later = "2026-01-02T00:00:00.000000+00:00"
+    db.execute(
+        "INSERT INTO agents (agent_id, fleet_id, name, description, status, registered_at,"
+        " agent_card_json) VALUES (4, 1, 'pending', 'Pending member', 'active', ?,"
+        ' \'{"name":"pending","description":"Pending member","skills":[]}\')',
+        later,
+    )
+    db.execute(
+        "INSERT INTO agent_placements (agent_id, director_agent_id, mux_session, mux_window_id,"
+        " mux_pane_id, backend, coding_agent, created_at) VALUES"
+        " (4, 1, 'main', '@0', NULL, 'tmux', 'claude', ?)",
+        later,
+    )
+
+    assert setup_db(cli) == "Upgraded from 0002 to 0003.\n"
+    assert read_revision(db_path) == "0003"
+    ready = {
+        r["agent_id"]: (r["ready_at"], r["ready_rule"])
+        for r in db.rows("SELECT agent_id, ready_at, ready_rule FROM agent_placements")
+    }
+    assert ready == {1: (TS, "legacy"), 3: (TS, "legacy"), 4: (None, None)}
+    assert setup_db(cli) == AT_HEAD
 
 
 def test_upgrade_from_0001_switches_a_rollback_journal_to_wal(cli, db_path):

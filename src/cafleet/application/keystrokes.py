@@ -14,7 +14,7 @@ import hashlib
 from dataclasses import dataclass
 
 from cafleet.application.ports import Clock, PaneDriver, PaneDrivers, PaneLocks, PushTarget
-from cafleet.domain.agent_profiles import AgentProfile, AgentProfiles
+from cafleet.domain.agent_profiles import TYPING_DIALOG_ROWS, AgentProfile, AgentProfiles
 from cafleet.domain.delivery import BEFORE_ENTER, PushOutcome, SkipReason
 from cafleet.domain.errors import CafleetError
 from cafleet.domain.panes import Key, PaneGone, agent_check
@@ -84,7 +84,7 @@ class KeystrokeSender:
         try:
             driver = self._drivers(target.backend, target.socket)
             with self._locks.hold(lock_key(target), SEND_LOCK_TIMEOUT_SECONDS):
-                problem = self._typing_problem(driver, target)
+                problem = self._typing_problem(driver, target, keys.text)
                 if problem is not None:
                     return PushOutcome.skipped(problem, transport, pane)
                 if keys.bracketed:
@@ -92,7 +92,7 @@ class KeystrokeSender:
                 else:
                     driver.type_text(pane, keys.text)
                 self._clock.sleep(self.profile(target).submit_delay)
-                problem = self._typing_problem(driver, target)
+                problem = self._typing_problem(driver, target, keys.text)
                 if problem is not None:  # the agent left or a dialog opened: no Enter
                     return PushOutcome.skipped(problem + BEFORE_ENTER, transport, pane)
                 driver.send_keys(pane, Key.ENTER)
@@ -106,8 +106,11 @@ class KeystrokeSender:
             return PushOutcome.failed(exc.message, transport, pane)
         return PushOutcome.sent(transport, pane)
 
-    def _typing_problem(self, driver: PaneDriver, target: PushTarget) -> str | None:
-        """Why nothing may be typed now: the pane does not run the agent, or shows a dialog."""
+    def _typing_problem(self, driver: PaneDriver, target: PushTarget, text: str) -> str | None:
+        """Why nothing may be typed now: the pane does not run the agent, or shows a dialog.
+
+        Words of `text` itself (in the composer once pasted) never count as a dialog.
+        """
         pane = target.pane_id
         problem = agent_check(
             driver.pane(pane), self.accepted_commands(target), target.coding_agent.value
@@ -117,5 +120,6 @@ class KeystrokeSender:
         profile = self.profile(target)
         if not profile.dialog_signs:
             return None
-        sign = profile.dialog_on(driver.capture(pane, DIALOG_SCREEN_LINES))
+        screen = driver.capture(pane, DIALOG_SCREEN_LINES)
+        sign = profile.dialog_on(screen, ignoring=text, rows=TYPING_DIALOG_ROWS)
         return None if sign is None else SkipReason.dialog(sign)

@@ -36,7 +36,10 @@ class ReadyRule(StrEnum):
 
 
 ALLOW_CAFLEET = "Bash(cafleet:*)"
-DIALOG_ROWS = 15
+DIALOG_ROWS = 15  # a start-up screen: the whole dialog
+# While the agent works, a dialog ends the screen with its keys line ("Esc to cancel"), and
+# the messages CAFleet typed stay above the composer: only the last rows may count.
+TYPING_DIALOG_ROWS = 3
 
 # Claude Code hook events recorded in a member's event file; "prompt" means the agent took a
 # prompt, which is what readiness waits for.
@@ -138,15 +141,19 @@ class AgentProfile:
             case CodingAgent.CUSTOM:
                 raise ValueError("a custom agent's argv comes from its command template")
 
-    def dialog_on(self, screen: str) -> str | None:
-        """The dialog sign found at the bottom of `screen`, if any.
+    def dialog_on(self, screen: str, ignoring: str = "", rows: int = DIALOG_ROWS) -> str | None:
+        """The dialog sign found in the last `rows` non-blank rows of `screen`, if any.
 
-        Only the last rows count: the TUIs draw their dialogs there, while the transcript
-        above may quote any text (a file the agent read, a message).
+        Only the bottom counts: the TUIs draw their dialogs there, while the transcript
+        above may quote any text (a file the agent read, a message). A sign that `ignoring`
+        (the text being typed, shown in the composer) contains is not a dialog's.
         """
-        rows = [row for row in screen.lower().splitlines() if row.strip()]
-        bottom = " ".join(" ".join(rows[-DIALOG_ROWS:]).split())
-        return next((sign for sign in self.dialog_signs if sign in bottom), None)
+        kept = [row for row in screen.lower().splitlines() if row.strip()]
+        bottom = " ".join(" ".join(kept[-rows:]).split())
+        own = " ".join(ignoring.lower().split())
+        return next(
+            (sign for sign in self.dialog_signs if sign in bottom and sign not in own), None
+        )
 
     def hook_settings(self, record_command: Sequence[str]) -> str | None:
         """Settings to hand the agent at launch so it reports its own state, or None.

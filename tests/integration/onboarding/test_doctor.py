@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -45,11 +47,12 @@ def test_doctor_outside_a_multiplexer_prints_every_section_and_exits_1(installed
         "multiplexer:",
         "database:",
         "skills:",
+        "agents:",
     ]
     assert section(result.stdout, "multiplexer") == [f"  error:         {NO_MUX}"]
     assert section(result.stdout, "database") == [
         f"  url:           sqlite:///{installed.db_path}",
-        "  revision:      0002 (head)",
+        "  revision:      0003 (head)",
         "  journal_mode:  wal",
         "  pending:       0 deliveries",
     ]
@@ -68,7 +71,7 @@ def test_doctor_json_outside_a_multiplexer(installed, cli_version):
     assert result.stdout.count("\n") == 1
     report = json.loads(result.stdout)
     assert result.stdout == json.dumps(report, separators=(",", ":"), ensure_ascii=False) + "\n"
-    assert list(report) == ["ok", "multiplexer", "database", "skills"]
+    assert list(report) == ["ok", "multiplexer", "database", "skills", "agents"]
     assert report["ok"] is False
     assert report["multiplexer"] == {
         "backend": None,
@@ -81,8 +84,8 @@ def test_doctor_json_outside_a_multiplexer(installed, cli_version):
     }
     assert report["database"] == {
         "url": f"sqlite:///{installed.db_path}",
-        "revision": "0002",
-        "head": "0002",
+        "revision": "0003",
+        "head": "0003",
         "journal_mode": "wal",
         "pending_deliveries": 0,
     }
@@ -126,27 +129,31 @@ def test_doctor_json_with_the_database_missing_uses_nulls(sandbox):
     assert report["database"] == {
         "url": f"sqlite:///{sandbox.db_path}",
         "revision": None,
-        "head": "0002",
+        "head": "0003",
         "journal_mode": None,
         "pending_deliveries": None,
     }
     assert report["skills"]["installs"] == []
 
 
-def test_doctor_with_a_database_behind_head(installed):
-    installed.sql("UPDATE alembic_version SET version_num = '0001'")
+@pytest.mark.parametrize("revision", ["0001", "0002"])
+def test_doctor_with_a_database_behind_head(installed, revision):
+    installed.sql("UPDATE alembic_version SET version_num = ?", revision)
 
     result = installed.run("doctor")
 
     assert result.code == 1, result
-    assert "  revision:      0001 (behind head 0002)" in result.lines
+    assert f"  revision:      {revision} (behind head 0003)" in result.lines
+    report = json.loads(installed.run("--json", "doctor").stdout)
+    assert (report["ok"], report["database"]["revision"]) == (False, revision)
+    assert report["database"]["head"] == "0003"
 
 
 def test_doctor_with_no_installs_recorded(migrated, cli_version):
     result = migrated.run("doctor")
 
     assert result.code == 1, result
-    assert "  revision:      0002 (head)" in result.lines
+    assert "  revision:      0003 (head)" in result.lines
     assert section(result.stdout, "skills") == [f"  cli_version: {cli_version}", NO_INSTALLS]
 
 
@@ -251,7 +258,7 @@ def test_doctor_inside_tmux_with_everything_current_exits_0(installed, private_t
     ]
     assert private_tmux.window_id.startswith("@")
     assert private_tmux.pane_id.startswith("%")
-    assert "  revision:      0002 (head)" in result.lines
+    assert "  revision:      0003 (head)" in result.lines
     _, claude_line = section(result.stdout, "skills")
     assert skill_row(claude_line)[3] == "ok"
 
@@ -282,7 +289,7 @@ def test_doctor_inside_tmux_with_a_stale_record_exits_1(installed, private_tmux)
 
     assert result.code == 1, result
     assert "  backend:       tmux" in result.lines
-    assert result.lines[-1].endswith(" STALE")
+    assert section(result.stdout, "skills")[-1].endswith(" STALE")
 
 
 @pytest.mark.tmux
@@ -290,7 +297,7 @@ def test_doctor_inside_tmux_without_installs_exits_1(migrated, private_tmux):
     result = migrated.run("doctor", env=private_tmux.env)
 
     assert result.code == 1, result
-    assert result.lines[-1] == NO_INSTALLS
+    assert section(result.stdout, "skills")[-1] == NO_INSTALLS
 
 
 @pytest.mark.tmux
@@ -310,3 +317,142 @@ def test_doctor_with_tmux_set_but_no_pane_reports_the_multiplexer_error(installe
     assert section(result.stdout, "multiplexer") == [
         "  error:         TMUX_PANE is not set; not running inside a tmux pane"
     ]
+
+
+# --------------------------------------------------------------------------- agents
+
+
+def fake_agents(sandbox, *names):
+    """A directory holding an executable stub per name; PATH for doctor is only this one."""
+    directory = sandbox.home.parent / "bin"
+    directory.mkdir()
+    for name in names:
+        stub = directory / name
+        stub.write_text("#!/bin/sh\nexit 0\n")
+        stub.chmod(0o755)
+    return directory
+
+
+def test_doctor_shows_what_runs_for_each_agent(installed):
+    bin_dir = fake_agents(installed, "claude", "codex")
+    claude, codex = str(bin_dir / "claude"), str(bin_dir / "codex")
+    database_dir = str(installed.db_path.parent)
+
+    result = installed.run("doctor", env={"PATH": str(bin_dir)})
+
+    assert result.code == 1, result  # only because no multiplexer runs here
+    assert section(result.stdout, "agents") == [
+        f"  claude: {claude}",
+        f"    runs:     {claude} --permission-mode dontAsk --allowedTools 'Bash(cafleet:*)'"
+        " --name '<name>' --settings '<hook settings>' -- '<prompt>'",
+        "    ready by: hook, screen, wait",
+        "    in front: claude",
+        "    submit:   0.2s after the text",
+        f"  codex: {codex}",
+        f"    runs:     {codex} --no-daemon --ask-for-approval never --sandbox workspace-write"
+        " -c allow_login_shell=false -c sandbox_workspace_write.network_access=true"
+        f" --add-dir {database_dir} -- '<prompt>'",
+        "    ready by: screen, wait",
+        "    in front: codex, node",
+        "    submit:   0.3s after the text",
+        "  opencode: not found on PATH",
+        "    runs:     opencode --agent cafleet --port '<free port>' --prompt '<prompt>'",
+        "    ready by: http, wait",
+        "    in front: opencode, node, bun",
+        "    submit:   0.3s after the text",
+    ]
+
+
+def test_doctor_json_lists_each_agent_profile(installed):
+    bin_dir = fake_agents(installed, "opencode")
+
+    report = json.loads(installed.run("--json", "doctor", env={"PATH": str(bin_dir)}).stdout)
+
+    agents = report["agents"]
+    assert [a["coding_agent"] for a in agents] == ["claude", "codex", "opencode"]
+    for agent in agents:
+        assert list(agent) == [
+            "coding_agent", "binary", "argv", "foreground_names", "ready_rules",
+            "submit_delay", "notes",
+        ]  # fmt: skip
+        assert isinstance(agent["notes"], str) and agent["notes"]
+    claude, codex, opencode = agents
+    assert claude["binary"] is None
+    assert claude["argv"] == [
+        "claude", "--permission-mode", "dontAsk", "--allowedTools", "Bash(cafleet:*)",
+        "--name", "<name>", "--settings", "<hook settings>", "--", "<prompt>",
+    ]  # fmt: skip
+    assert (claude["foreground_names"], claude["ready_rules"], claude["submit_delay"]) == (
+        ["claude"],
+        ["hook", "screen", "wait"],
+        0.2,
+    )
+    assert codex["binary"] is None
+    assert codex["argv"][-2:] == ["--", "<prompt>"]
+    assert codex["argv"][codex["argv"].index("--add-dir") + 1] == str(installed.db_path.parent)
+    assert (codex["foreground_names"], codex["ready_rules"], codex["submit_delay"]) == (
+        ["codex", "node"],
+        ["screen", "wait"],
+        0.3,
+    )
+    assert opencode["binary"] == str(bin_dir / "opencode")
+    assert opencode["argv"] == [
+        str(bin_dir / "opencode"), "--agent", "cafleet", "--port", "<free port>",
+        "--prompt", "<prompt>",
+    ]  # fmt: skip
+    assert (opencode["foreground_names"], opencode["ready_rules"], opencode["submit_delay"]) == (
+        ["opencode", "node", "bun"],
+        ["http", "wait"],
+        0.3,
+    )
+
+
+def test_doctor_agents_follow_the_settings(installed):
+    bin_dir = fake_agents(installed)
+    settings = {
+        "PATH": str(bin_dir),
+        "CAFLEET_READY_RULES_CLAUDE": "screen,wait",
+        "CAFLEET_AGENT_COMMANDS_CLAUDE": "claude,2.1.332",
+        "CAFLEET_AGENT_ARGS_CODEX": "--search --profile 'my profile'",
+        "CAFLEET_SUBMIT_DELAY_OPENCODE": "1.5",
+    }
+
+    report = json.loads(installed.run("--json", "doctor", env=settings).stdout)
+    text = installed.run("doctor", env=settings).stdout
+
+    claude, codex, opencode = report["agents"]
+    assert claude["ready_rules"] == ["screen", "wait"]
+    assert "--settings" not in claude["argv"]  # no hooks when the hook rule is off
+    assert claude["foreground_names"] == ["claude", "2.1.332"]
+    assert codex["argv"][-5:] == ["--search", "--profile", "my profile", "--", "<prompt>"]
+    assert opencode["submit_delay"] == 1.5
+    agents = section(text, "agents")
+    assert agents[1] == (
+        "    runs:     claude --permission-mode dontAsk --allowedTools 'Bash(cafleet:*)'"
+        " --name '<name>' -- '<prompt>'"
+    )
+    assert agents[2:4] == ["    ready by: screen, wait", "    in front: claude, 2.1.332"]
+    assert agents[-1] == "    submit:   1.5s after the text"
+
+
+def test_doctor_shows_no_port_for_opencode_when_the_http_rule_is_off(installed):
+    settings = {"PATH": str(fake_agents(installed)), "CAFLEET_READY_RULES_OPENCODE": "wait"}
+
+    report = json.loads(installed.run("--json", "doctor", env=settings).stdout)
+
+    opencode = report["agents"][2]
+    assert opencode["ready_rules"] == ["wait"]
+    assert opencode["argv"] == ["opencode", "--agent", "cafleet", "--prompt", "<prompt>"]
+
+
+@pytest.mark.tmux
+def test_doctor_agents_do_not_decide_the_exit_code(installed, private_tmux):
+    bin_dir = fake_agents(installed)  # no agent binary found at all
+    env = {**private_tmux.env, "PATH": f"{bin_dir}{os.pathsep}{Path(private_tmux.binary).parent}"}
+
+    result = installed.run("--json", "doctor", env=env)
+
+    assert result.code == 0, result
+    report = json.loads(result.stdout)
+    assert report["ok"] is True
+    assert [a["binary"] for a in report["agents"]] == [None, None, None]

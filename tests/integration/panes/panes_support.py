@@ -12,8 +12,8 @@ The CLI runs as a subprocess with exactly the environment a process in the Direc
 would have (TMUX=<socket>,0,0, TMUX_PANE=<pane>), nothing from the outer shell's CAFLEET_*
 variables, and CAFLEET_SUBMIT_DELAY_CUSTOM=0.05 to keep pushes fast. Members run
 `python -m cafleet.demo_agent` with the interpreter running the tests; each member gets its
-own CAFLEET_DEMO_LOG file (member panes inherit the caller's CAFLEET_* variables), which the
-tests read to see exactly what the agent received.
+own CAFLEET_DEMO_LOG file (members inherit the caller's environment), which the tests read to
+see exactly what the agent received: every key that reached it, an Esc included.
 
 Waiting is done by polling with a deadline, never by fixed sleeps.
 """
@@ -45,6 +45,40 @@ SHELL_NAMES = frozenset({
 })  # fmt: skip
 DEADLINE = 30.0
 STEP = 0.05
+
+# A stand-in for Claude Code: takes Claude Code's command line, records it, runs the demo agent
+# with the spawn prompt (and the flags in FAKE_CLAUDE_DEMO_FLAGS), and once the agent is up runs
+# the UserPromptSubmit hooks of its --settings file the way Claude Code does when it takes a
+# prompt.
+FAKE_CLAUDE = """#!{python}
+import json, os, shlex, subprocess, sys, threading, time
+
+args = sys.argv[1:]
+assert args[-2] == "--", args
+log = os.environ.get("CAFLEET_DEMO_LOG", "")
+with open(log + ".argv", "w", encoding="utf-8") as handle:
+    json.dump(args, handle)
+
+
+def take_prompt(settings):
+    with open(settings, encoding="utf-8") as handle:
+        hooks = json.load(handle)["hooks"]
+    while '"ready"' not in (open(log).read() if os.path.exists(log) else ""):
+        time.sleep(0.05)
+    for entry in hooks.get("UserPromptSubmit", []):
+        for hook in entry["hooks"]:
+            subprocess.run(hook["command"], shell=True, input=b"{}", check=False)
+
+
+if "--settings" in args:
+    settings = args[args.index("--settings") + 1]
+    threading.Thread(target=take_prompt, args=(settings,), daemon=True).start()
+
+from cafleet import demo_agent
+
+flags = shlex.split(os.environ.get("FAKE_CLAUDE_DEMO_FLAGS", ""))
+sys.exit(demo_agent.main([*flags, args[-1]]))
+"""
 
 T = TypeVar("T")
 
@@ -307,6 +341,36 @@ class PaneFleet:
 
     # -- members
 
+    def member_create(
+        self,
+        name: str,
+        *agent_options: str,
+        prompt: str = "You are a demo member.",
+        env: Mapping[str, str | None] | None = None,
+        cwd: Path | None = None,
+    ) -> Result:
+        """`cafleet member create` for `name`; `agent_options` choose the coding agent."""
+        return self.run(
+            "member",
+            "create",
+            "--fleet-id",
+            str(self.fleet_id),
+            "--agent-id",
+            str(self.director),
+            "--name",
+            name,
+            "--description",
+            f"{name} (end-to-end test member)",
+            *agent_options,
+            "--text",
+            prompt,
+            env=env,
+            cwd=cwd,
+        )
+
+    def custom_options(self, argv: Sequence[str]) -> tuple[str, ...]:
+        return ("--coding-agent", "custom", "--agent-command", shlex.join(argv))
+
     def create_member(
         self,
         name: str,
@@ -330,30 +394,47 @@ class PaneFleet:
         overrides: dict[str, str | None] = dict(env or {})
         if log is not None:
             overrides["CAFLEET_DEMO_LOG"] = str(log)
-        result = self.run(
-            "member",
-            "create",
-            "--fleet-id",
-            str(self.fleet_id),
-            "--agent-id",
-            str(self.director),
-            "--name",
-            name,
-            "--description",
-            f"{name} (end-to-end test member)",
-            "--coding-agent",
-            "custom",
-            "--agent-command",
-            shlex.join(argv),
-            "--text",
-            prompt,
-            env=overrides,
-            cwd=cwd,
+        result = self.member_create(
+            name, *self.custom_options(argv), prompt=prompt, env=overrides, cwd=cwd
         )
+        return self._created(result, "custom", log, wait_ready)
+
+    # -- a stand-in for Claude Code
+
+    def use_fake_claude(self) -> Path:
+        """Put a `claude` on the PATH of every later call: the demo agent behind Claude Code's
+        command line (see FAKE_CLAUDE). tmux shows it as its interpreter, which the settings
+        accept as Claude Code's foreground name, as a user would for a differently named
+        installation."""
+        bin_dir = self.tmp / "bin"
+        bin_dir.mkdir(exist_ok=True)
+        script = bin_dir / "claude"
+        script.write_text(FAKE_CLAUDE.replace("{python}", sys.executable), encoding="utf-8")
+        script.chmod(0o755)
+        self.env["PATH"] = os.pathsep.join([str(bin_dir), self.env.get("PATH", "")])
+        self.env["CAFLEET_AGENT_COMMANDS_CLAUDE"] = f"claude,{Path(sys.executable).name}"
+        return script
+
+    def claude_member_create(
+        self, name: str, *demo_flags: str, prompt: str = "You are a demo member."
+    ) -> tuple[Result, Path]:
+        """`member create --coding-agent claude` with the fake claude; (result, its log)."""
+        log = self.tmp / f"{name}.jsonl"
+        env = {"CAFLEET_DEMO_LOG": str(log), "FAKE_CLAUDE_DEMO_FLAGS": shlex.join(demo_flags)}
+        result = self.member_create(name, "--coding-agent", "claude", prompt=prompt, env=env)
+        return result, log
+
+    def create_claude_member(
+        self, name: str, *demo_flags: str, prompt: str = "You are a demo member."
+    ) -> Member:
+        result, log = self.claude_member_create(name, *demo_flags, prompt=prompt)
+        return self._created(result, "claude", log, wait_ready=True)
+
+    def _created(self, result: Result, backend: str, log: Path | None, wait_ready: bool) -> Member:
         assert result.code == 0, result
         assert result.stderr == "", result
-        agent_id, shown_name, backend, pane = result.stdout.split()
-        assert backend == "backend=custom", result
+        agent_id, shown_name, shown_backend, pane = result.stdout.split()
+        assert shown_backend == f"backend={backend}", result
         member = Member(int(agent_id), shown_name, pane.removeprefix("pane="), log, result)
         self.members.append(member)
         if wait_ready and log is not None:

@@ -1,5 +1,5 @@
-"""Message previews typed into live demo-agent panes: one turn per message, Esc first, the
-agent check, the emulated slow composer and permission menu, a ping-pong, concurrent senders.
+"""Message previews typed into live demo-agent panes: one turn per message, never an Esc, the
+agent check, the emulated slow composer, a ping-pong, concurrent senders.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def test_two_line_message_arrives_as_one_submitted_turn(pane_fleet: PaneFleet) -
     member.wait_event("ack")  # the agent polled and acknowledged the message
     # Exactly one submission: the header line, a line break, the body with its LF as ⏎.
     assert member.submits() == [f"{header(sent)}\nline one⏎line two"]
-    assert key_events(member) == ["esc", "submit"]
+    assert key_events(member) == ["submit"]  # no Esc first: it would interrupt a busy agent
     [ack] = [e for e in member.events() if e["event"] == "ack"]
     assert ack == {"event": "ack", "task_id": sent["task"]["id"], "from": fleet.director}
 
@@ -86,7 +86,12 @@ def test_broadcast_pushes_to_every_live_agent_pane(pane_fleet: PaneFleet) -> Non
     )
     # Recipients: the Director (its pane runs a shell: skipped), bob and carol; not the
     # sender, not the Administrator.
-    match = re.fullmatch(r"broadcast id=(\d+) recipients=3 delivered=2\n", out)
+    shell = fleet.tmux.panes()[fleet.director_pane]["command"]
+    match = re.fullmatch(
+        r"broadcast id=(\d+) recipients=3 delivered=2\n"
+        rf"  to {fleet.director}: preview skipped: pane runs {re.escape(shell)}\n",
+        out,
+    )
     assert match, out
     summary = int(match.group(1))
     rows = fleet.rows(
@@ -108,9 +113,7 @@ def test_broadcast_pushes_to_every_live_agent_pane(pane_fleet: PaneFleet) -> Non
     assert alice.submits() == []
 
 
-def test_esc_goes_before_previews_and_pings_but_not_before_exec_or_exit(
-    pane_fleet: PaneFleet,
-) -> None:
+def test_no_esc_is_typed_before_previews_pings_exec_or_exit(pane_fleet: PaneFleet) -> None:
     fleet = pane_fleet
     member = fleet.create_member("worker")
 
@@ -127,14 +130,13 @@ def test_esc_goes_before_previews_and_pings_but_not_before_exec_or_exit(
     poll = f"cafleet message poll --fleet-id {fleet.fleet_id} --agent-id {member.agent_id}"
     assert member.submits() == [f"{header(sent)}\nhello worker", "! echo hi", poll, "/exit"]
     assert key_events(member) == [
-        "esc",
         "submit",  # preview
-        "submit",  # ! echo hi: no Esc
-        "esc",
+        "submit",  # ! echo hi
         "submit",  # poll keystrokes of `member ping`
-        "submit",  # /exit: no Esc
+        "submit",  # /exit
         "exit",
     ]
+    assert member.count("esc") == 0
     assert member.events()[-1] == {"event": "exit", "code": 0}
 
 
@@ -158,34 +160,6 @@ def test_preview_to_a_pane_running_a_shell_types_nothing(pane_fleet: PaneFleet) 
     assert after == before
     assert "cafleet msg" not in fleet.tmux.capture(fleet.director_pane)
     assert "SHOULD-NOT-RUN" not in fleet.tmux.capture(fleet.director_pane)
-
-
-def test_permission_menu_is_dismissed_by_the_preview_never_approved(
-    pane_fleet: PaneFleet,
-) -> None:
-    fleet = pane_fleet
-    member = fleet.create_member("worker", "--permission-menu")
-    member.wait_event("menu")
-
-    for n in (1, 2):
-        sent = fleet.send(fleet.director, member.agent_id, f"preview {n}")
-        member.wait_event("ack", count=n)
-        member.wait_event("menu", count=n + 1)  # shown again after each submission
-        assert member.submits()[-1] == f"{header(sent)}\npreview {n}"
-    fleet.ok("member", "ping", *fleet.target(member.agent_id))
-    member.wait_event("submit", count=3)
-
-    assert member.count("menu-approved") == 0
-    assert member.count("menu-dismissed") == 3
-    names = [e["event"] for e in member.events()]
-    for index, name in enumerate(names):
-        if name == "menu-dismissed":
-            assert names[index - 1] == "esc"
-
-    # Control: `member exec` types no Esc, so its Enter lands on the menu and approves it.
-    member.wait_event("menu", count=4)
-    fleet.ok("member", "exec", *fleet.target(member.agent_id), "echo hi")
-    member.wait_event("menu-approved")
 
 
 def test_slow_composer_still_gets_every_message_submitted_with_a_submit_delay(

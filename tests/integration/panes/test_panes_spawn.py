@@ -28,6 +28,33 @@ def parse_env(text: str) -> dict[str, str]:
     return env
 
 
+def cmdline(pid: int) -> list[str]:
+    return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")[:-1]
+
+
+def stat_fields(pid: int) -> list[str]:
+    """/proc/<pid>/stat after the command name: state, ppid, pgrp, session, tty, tpgid, ..."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if int(stat_fields(int(entry.name))[1]) == pid:
+                    found.append(int(entry.name))
+            except (OSError, IndexError):
+                continue  # the process ended meanwhile
+    return found
+
+
+def in_foreground(pid: int) -> bool:
+    """The process leads its group and that group is its terminal's foreground group."""
+    fields = stat_fields(pid)
+    return int(fields[2]) == pid and int(fields[5]) == pid
+
+
 def exec_to_file(fleet: PaneFleet, member_id: int, command: str, target: Path) -> str:
     """`member exec` a command whose output lands atomically in `target`; return its text."""
     partial = target.with_suffix(".partial")
@@ -47,6 +74,9 @@ def test_member_create_spawns_a_pane_with_argv_env_and_cwd(pane_fleet: PaneFleet
     # A relative database URL on purpose: the member must get it with an absolute path.
     # Stale identity variables in the caller must not reach the member: the four identity
     # variables always win over what the caller has.
+    # The member gets the caller's whole environment (here a variable that only the calling
+    # process has, not the tmux server), but never the WebUI token, the caller's own pane
+    # variables or an agent's session markers.
     member = fleet.create_member(
         "worker",
         prompt=PROMPT,
@@ -55,6 +85,11 @@ def test_member_create_spawns_a_pane_with_argv_env_and_cwd(pane_fleet: PaneFleet
             "CAFLEET_FLEET_ID": "999",
             "CAFLEET_AGENT_ID": "998",
             "CAFLEET_MULTIPLEXER": "herdr",
+            "DIRECTOR_ONLY_SETTING": "from the Director's shell",
+            "CAFLEET_WEBUI_TOKEN": "secret-webui-token",
+            "HERDR_TEST_MARKER": "not for members",
+            "CLAUDECODE": "1",
+            "CODEX_THREAD_ID": "thread-of-the-director",
         },
         cwd=work,
     )
@@ -64,14 +99,31 @@ def test_member_create_spawns_a_pane_with_argv_env_and_cwd(pane_fleet: PaneFleet
     assert member.pane in panes
     assert set(panes) == {fleet.director_pane, member.pane}
 
-    # argv: the template words, then the prompt with its placeholders substituted, as one word.
+    # The pane runs CAFleet's launcher on a private launch file, nothing else: no argv word
+    # and no environment value is on the multiplexer's command line.
     rendered = (
         f"You are member {member.agent_id} of fleet {fleet.fleet_id}; your Director is"
         f" {fleet.director}.\nSecond line of the prompt."
     )
-    pid = panes[member.pane]["pid"]
-    cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")[:-1]
-    assert cmdline == [*DEMO_AGENT, rendered]
+    pid = int(panes[member.pane]["pid"])
+    launcher = cmdline(pid)
+    assert launcher[:3] == [sys.executable, "-m", "cafleet.launch"]
+    [launch_file] = launcher[3:]
+    pad = Path(launch_file).parent
+    assert pad.parent == fleet.tmp / "run" / "cafleet" / "members"
+    assert pad.name.startswith(f"{fleet.fleet_id}-{member.agent_id}-")
+    assert pad.stat().st_mode & 0o777 == 0o700
+    assert not Path(launch_file).exists()  # read once and deleted: it held the environment
+    start = fleet.tmux.run("display-message", "-p", "-t", member.pane, "#{pane_start_command}")
+    assert "cafleet.launch" in start
+    assert "your Director is" not in start
+    assert str(member.log) not in start
+
+    # The agent runs as the launcher's child, in the terminal's foreground, with the template
+    # words and then the prompt (placeholders substituted) as one word.
+    [agent_pid] = children(pid)
+    assert cmdline(agent_pid) == [*DEMO_AGENT, rendered]
+    assert in_foreground(agent_pid)
     assert panes[member.pane]["command"] == Path(sys.executable).name
 
     # The agent started with its identity and shows the first line of its prompt.
@@ -97,6 +149,13 @@ def test_member_create_spawns_a_pane_with_argv_env_and_cwd(pane_fleet: PaneFleet
     assert env["CAFLEET_SUBMIT_DELAY_CUSTOM"] == "0.05"
     assert env["CAFLEET_DEMO_LOG"] == str(member.log)
     assert env["PATH"] == os.environ["PATH"]
+    assert env["DIRECTOR_ONLY_SETTING"] == "from the Director's shell"
+    assert "DIRECTOR_ONLY_SETTING" not in fleet.tmux.run("show-environment", "-g")
+    for withheld in ("CAFLEET_WEBUI_TOKEN", "HERDR_TEST_MARKER", "CLAUDECODE", "CODEX_THREAD_ID"):
+        assert withheld not in env, withheld
+    # tmux's own variables are the member pane's, not the Director's
+    assert env["TMUX_PANE"] == member.pane
+    assert env["TMUX"].split(",")[0] == fleet.tmux.socket
 
     pwd = exec_to_file(fleet, member.agent_id, "pwd", fleet.tmp / "member.pwd").strip()
     assert os.path.realpath(pwd) == os.path.realpath(work)
@@ -107,6 +166,15 @@ def test_member_create_spawns_a_pane_with_argv_env_and_cwd(pane_fleet: PaneFleet
     assert placement["mux_pane_id"] == member.pane
     assert placement["mux_socket"] == fleet.tmux.socket
     assert Path(sys.executable).name in placement["agent_commands"].split(",")
+    # a custom agent counts as ready once it stayed in front for a moment
+    assert placement["ready_rule"] == "wait"
+    assert placement["ready_at"] > placement["created_at"]
+    shown = fleet.json("member", "show", *fleet.target(member.agent_id))
+    assert shown["pane_state"] == "running"
+    assert (shown["placement"]["ready_at"], shown["placement"]["ready_rule"]) == (
+        placement["ready_at"],
+        "wait",
+    )
 
 
 def test_director_keeps_the_left_column_and_members_stack_newest_on_top(

@@ -79,10 +79,17 @@ def test_force_delete_kills_without_typing(pane_fleet: PaneFleet) -> None:
     assert_deregistered(fleet, member)
 
 
+# A custom "agent" that runs long enough to be seen ready, then turns into `sleep`.
+TURNS_INTO_SLEEP = [
+    sys.executable,
+    "-c",
+    "import os, time; time.sleep(5); os.execvp('sleep', ['sleep', '600'])",
+]
+
+
 def test_graceful_delete_kills_a_pane_that_does_not_run_the_agent(pane_fleet: PaneFleet) -> None:
     fleet = pane_fleet
-    # bash runs its single command in place: the pane shows `sleep`, not the recorded `bash`.
-    member = fleet.create_member("odd", agent_argv=["bash", "-c", "sleep 600"])
+    member = fleet.create_member("odd", agent_argv=TURNS_INTO_SLEEP)
     wait_until(lambda: fleet.tmux.panes()[member.pane]["command"] == "sleep", "sleep in front")
 
     out = fleet.ok("member", "delete", *fleet.target(member.agent_id))
@@ -95,8 +102,17 @@ def test_a_pane_that_is_already_gone_is_skipped_by_pushes_and_deleted_as_closed(
 ) -> None:
     fleet = pane_fleet
     member = fleet.create_member("worker")
-    fleet.tmux.run("kill-pane", "-t", member.pane)
+    fleet.tmux.run("kill-pane", "-t", member.pane)  # behind CAFleet's back
 
+    [listed] = fleet.json("member", "list", "--fleet-id", str(fleet.fleet_id))
+    assert (listed["agent_id"], listed["status"], listed["pane_state"]) == (
+        member.agent_id,
+        "active",
+        "gone",
+    )
+    assert fleet.ok("member", "show", *fleet.target(member.agent_id)) == (
+        f"{member.agent_id} worker pane-gone\n"
+    )
     sent = fleet.send(fleet.director, member.agent_id, "anyone there?")
     assert sent["notification"] == {"state": "skipped", "transport": "tmux", "reason": "pane-gone"}
     out = fleet.ok("member", "delete", *fleet.target(member.agent_id))
