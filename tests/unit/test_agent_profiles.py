@@ -176,7 +176,7 @@ def test_the_built_in_profiles() -> None:
     assert {p.coding_agent for p in PROFILES.values()} == set(CodingAgent)
     assert all(p.exit_text == "/exit" for p in PROFILES.values())
     assert [a for a, p in PROFILES.items() if p.uses_hooks] == [CodingAgent.CLAUDE]
-    assert [a for a, p in PROFILES.items() if p.uses_http] == [CodingAgent.OPENCODE]
+    assert [a for a, p in PROFILES.items() if p.server is not None] == [CodingAgent.OPENCODE]
     assert {a: p.signal_rule for a, p in PROFILES.items()} == {
         CodingAgent.CLAUDE: ReadyRule.HOOK,
         CodingAgent.CODEX: None,
@@ -201,7 +201,7 @@ def test_the_signal_rule_is_the_first_the_agent_reports_itself() -> None:
     )[CodingAgent.OPENCODE]
 
     assert profile.signal_rule is ReadyRule.HTTP
-    assert (without.signal_rule, without.uses_http) == (None, False)
+    assert (without.signal_rule, without.server) == (None, None)
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,14 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from cafleet.application.ports import PushTarget
-from cafleet.domain.placement import CodingAgent, Multiplexer, PaneLocation, Placement
+from cafleet.domain.panes import PaneInfo
+from cafleet.domain.placement import (
+    CodingAgent,
+    Multiplexer,
+    PaneLocation,
+    PaneState,
+    Placement,
+)
 from cafleet.domain.placement import director_placement as director
 
 T0 = datetime(2026, 1, 1, 8, 0, tzinfo=UTC)
@@ -49,3 +56,13 @@ def test_a_push_target_knows_whether_its_agent_is_ready() -> None:
 
     assert PushTarget.of(starting).ready is False
     assert PushTarget.of(starting.became_ready("hook", T0)).ready is True
+
+
+def test_the_pane_state_comes_from_the_multiplexer_s_report_and_readiness() -> None:
+    starting = member("%3")
+    ready = starting.became_ready("hook", T0)
+
+    assert ready.pane_state(PaneInfo("%3", False, "claude")) is PaneState.RUNNING
+    assert starting.pane_state(PaneInfo("%3", False, "claude")) is PaneState.STARTING
+    assert ready.pane_state(PaneInfo("%3", True, "")) is PaneState.GONE
+    assert ready.pane_state(None) is PaneState.GONE

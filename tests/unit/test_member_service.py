@@ -8,12 +8,12 @@ import pytest
 
 from cafleet.adapters.fake.clock import FakeClock
 from cafleet.adapters.fake.pane_driver import FakePaneDriver, FakePaneDrivers
-from cafleet.application.members import ListMode, MemberService, PaneState
+from cafleet.application.members import ListMode, MemberService
 from cafleet.application.messaging import MessagingService
 from cafleet.domain.agent import AgentKind, CardKind
 from cafleet.domain.errors import NotFound
 from cafleet.domain.panes import PaneInfo
-from cafleet.domain.placement import Multiplexer
+from cafleet.domain.placement import Multiplexer, PaneState
 
 
 @pytest.fixture

@@ -12,19 +12,13 @@ from cafleet.application.ports import Activity, Clock, PaneDrivers, UnitOfWorkFa
 from cafleet.domain.agent import Agent, AgentKind
 from cafleet.domain.errors import CafleetError
 from cafleet.domain.panes import PaneInfo
-from cafleet.domain.placement import Multiplexer, Placement
+from cafleet.domain.placement import Multiplexer, PaneState, Placement
 
 
 class ListMode(Enum):
     MEMBERS = "members"  # pane-bound agents owned by the Director
     ALL = "all"  # every active agent of the fleet
     ACTIVITY = "activity"  # members, with message activity
-
-
-class PaneState(Enum):
-    RUNNING = "running"
-    STARTING = "starting"  # the pane is there, the agent not yet seen ready
-    GONE = "gone"  # closed (its agent exited) or dead
 
 
 @dataclass(frozen=True)
@@ -94,13 +88,6 @@ class MemberService:
                 except CafleetError:
                     listings[server] = None  # unknown rather than wrong
             panes = listings[server]
-            state = None if panes is None else _pane_state(placement, panes)
+            state = None if panes is None else placement.pane_state(panes.get(placement.pane_id))
             marked.append(replace(view, pane=state))
         return marked
-
-
-def _pane_state(placement: Placement, panes: dict[str, PaneInfo]) -> PaneState:
-    info = panes.get(placement.pane_id or "")
-    if info is None or info.dead:
-        return PaneState.GONE
-    return PaneState.STARTING if placement.is_starting else PaneState.RUNNING

@@ -141,7 +141,8 @@ class MemberSpawner:
     ) -> list[str]:
         profile = self._profiles[checked.spec.coding_agent]
         settings = profile.hook_settings(pad.event_recorder())
-        endpoint = pad.endpoint() if profile.uses_http else None
+        server = profile.server
+        endpoint = pad.endpoint() if server else None
         argv = checked.spec.argv(
             binary=checked.binary,
             prompt=prompt,
@@ -159,8 +160,8 @@ class MemberSpawner:
             multiplexer=placement.backend,
             withheld=session_variables(),
         )
-        if endpoint is not None and profile.http is not None:  # uses_http implies http
-            env[profile.http.password_variable] = endpoint.password
+        if server and endpoint:
+            env[server.password_variable] = endpoint.password
         return pad.launcher(argv, env, self._context.cwd)
 
     def _await_ready(

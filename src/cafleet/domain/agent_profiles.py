@@ -112,8 +112,9 @@ class AgentProfile:
         return ReadyRule.HOOK in self.ready_rules
 
     @property
-    def uses_http(self) -> bool:
-        return ReadyRule.HTTP in self.ready_rules and self.http is not None
+    def server(self) -> HttpFacts | None:
+        """The agent's own HTTP server, when a readiness rule asks it (else not opened)."""
+        return self.http if ReadyRule.HTTP in self.ready_rules else None
 
     @property
     def possible_rules(self) -> tuple[ReadyRule, ...]:

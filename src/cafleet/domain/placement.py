@@ -6,6 +6,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 
+from cafleet.domain.panes import PaneInfo
+
 
 class Multiplexer(StrEnum):
     TMUX = "tmux"
@@ -17,6 +19,14 @@ class CodingAgent(StrEnum):
     CODEX = "codex"
     OPENCODE = "opencode"
     CUSTOM = "custom"
+
+
+class PaneState(StrEnum):
+    """A member's pane as its multiplexer reports it now."""
+
+    RUNNING = "running"
+    STARTING = "starting"  # the pane is there, the agent not yet seen ready
+    GONE = "gone"  # closed (its agent exited) or dead
 
 
 @dataclass(frozen=True)
@@ -53,6 +63,12 @@ class Placement:
     def is_starting(self) -> bool:
         """The pane exists but its agent has not yet been seen ready for text."""
         return self.pane_id is not None and self.ready_at is None
+
+    def pane_state(self, info: PaneInfo | None) -> PaneState:
+        """What the multiplexer's report (None: no such pane) says of this placement."""
+        if info is None or info.dead:
+            return PaneState.GONE
+        return PaneState.STARTING if self.is_starting else PaneState.RUNNING
 
     def became_ready(self, rule: str, at: datetime) -> Placement:
         return replace(self, ready_at=at, ready_rule=rule)

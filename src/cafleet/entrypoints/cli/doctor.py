@@ -141,7 +141,7 @@ def _agents(components: Components) -> list[dict[str, Any]]:
             profile=profile,
             database_dir=str(database.absolute().parent) if database else None,
             hook_settings="<hook settings>" if profile.uses_hooks else None,
-            http_port=0 if profile.uses_http else None,
+            http_port=0 if profile.server else None,
         )
         shown = ["<free port>" if flag == "--port" else word for flag, word in _pairs(argv)]
         agents.append({

@@ -44,7 +44,7 @@ def member_json(view: MemberView, *, with_kind: bool = False) -> dict[str, Any]:
 
 def status_word(view: MemberView) -> str:
     """The registry status, unless the member's pane says otherwise (closed, or starting)."""
-    from cafleet.application.members import PaneState
+    from cafleet.domain.placement import PaneState
 
     if view.pane is PaneState.GONE:
         return "pane-gone"
