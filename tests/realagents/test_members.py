@@ -175,7 +175,7 @@ def test_a_member_talks_through_cafleet_and_leaves_nothing_behind(
     marker = fleet.workdir / f"exec-{agent}.txt"
     fleet.cli("member", "exec", "--fleet-id", str(fleet.fleet_id), "--member-id", str(member),
               f"echo exec-ok > {marker}")  # fmt: skip
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + REPLY_TIMEOUT  # opencode may still be finishing a turn
     while not (marker.exists() and marker.read_text().strip() == "exec-ok"):
         assert time.monotonic() < deadline, agent_tmux.capture(pane)
         time.sleep(0.3)
