@@ -85,6 +85,24 @@ def wait_for(probe: Callable[[], T | None], what: str, timeout: float = WAIT_SEC
         time.sleep(POLL_SECONDS)
 
 
+def logged_events(log: Path, kind: str) -> list[dict[str, Any]]:
+    """The demo agent's logged events of one kind. A last line without its newline is still
+    being written (a 9 KiB submission takes more than one write), so it is not read yet."""
+    if not log.exists():
+        return []
+    complete = log.read_text(encoding="utf-8").rpartition("\n")[0]
+    events = [json.loads(line) for line in complete.splitlines() if line.strip()]
+    return [e for e in events if e.get("event") == kind]
+
+
+def wait_for_events(log: Path, kind: str, at_least: int, pane_id: str) -> list[dict[str, Any]]:
+    def enough() -> list[dict[str, Any]] | None:
+        events = logged_events(log, kind)
+        return events if len(events) >= at_least else None
+
+    return wait_for(enough, f"{at_least} {kind} event(s) in {pane_id}")
+
+
 class Backend(Protocol):
     name: str
     driver: PaneDriver
@@ -222,19 +240,10 @@ class TmuxBackend:
         return pane_id
 
     def _events(self, pane_id: str, kind: str) -> list[dict[str, Any]]:
-        log = self._logs[pane_id]
-        if not log.exists():
-            return []
-        lines = log.read_text(encoding="utf-8").splitlines()
-        events = [json.loads(line) for line in lines if line.strip()]
-        return [e for e in events if e.get("event") == kind]
+        return logged_events(self._logs[pane_id], kind)
 
     def _wait_events(self, pane_id: str, kind: str, at_least: int) -> list[dict[str, Any]]:
-        def enough() -> list[dict[str, Any]] | None:
-            events = self._events(pane_id, kind)
-            return events if len(events) >= at_least else None
-
-        return wait_for(enough, f"{at_least} {kind} event(s) in {pane_id}")
+        return wait_for_events(self._logs[pane_id], kind, at_least, pane_id)
 
     def submissions(self, pane_id: str, at_least: int) -> list[str]:
         return [e["text"] for e in self._wait_events(pane_id, "submit", at_least)]
@@ -333,19 +342,10 @@ class HerdrBackend:
         return pane_id
 
     def _events(self, pane_id: str, kind: str) -> list[dict[str, Any]]:
-        log = self._logs[pane_id]
-        if not log.exists():
-            return []
-        lines = log.read_text(encoding="utf-8").splitlines()
-        events = [json.loads(line) for line in lines if line.strip()]
-        return [e for e in events if e.get("event") == kind]
+        return logged_events(self._logs[pane_id], kind)
 
     def _wait_events(self, pane_id: str, kind: str, at_least: int) -> list[dict[str, Any]]:
-        def enough() -> list[dict[str, Any]] | None:
-            events = self._events(pane_id, kind)
-            return events if len(events) >= at_least else None
-
-        return wait_for(enough, f"{at_least} {kind} event(s) in {pane_id}")
+        return wait_for_events(self._logs[pane_id], kind, at_least, pane_id)
 
     def submissions(self, pane_id: str, at_least: int) -> list[str]:
         return [e["text"] for e in self._wait_events(pane_id, "submit", at_least)]
