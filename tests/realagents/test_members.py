@@ -228,6 +228,34 @@ def test_previews_to_a_busy_member_never_interrupt_its_tool(
 
 
 @pytest.mark.parametrize("agent", AGENTS)
+def test_exec_during_a_turn_runs_once_and_leaves_the_turn_whole(
+    agent: str, fleet: Fleet, agent_tmux: Any
+) -> None:
+    """Claude queues a `!` command typed mid-turn and Codex runs it beside the turn, while
+    OpenCode drops it: exec waits for OpenCode's turn to end."""
+    require_agent(agent)
+    member, pane = fleet.create_member(agent, "shell")
+    ident = f"--fleet-id {fleet.fleet_id} --agent-id {member}"
+    fleet.send(member, f"RUN: sleep 12 && cafleet message send {ident} --to {fleet.director}"
+                       " --text slept-ok")  # fmt: skip
+    agent_tmux.wait_for_screen(pane, r"sleep 12", timeout=REPLY_TIMEOUT)
+
+    marker = fleet.workdir / f"exec-busy-{agent}.txt"
+    out = fleet.cli("member", "exec", "--fleet-id", str(fleet.fleet_id), "--member-id",
+                    str(member), f"echo exec-ok >> {marker}")  # fmt: skip
+    assert "Sent bash command" in out
+
+    texts = fleet.wait_for_texts({"slept-ok"})
+    deadline = time.monotonic() + REPLY_TIMEOUT
+    while not marker.exists():
+        assert time.monotonic() < deadline, agent_tmux.capture(pane)
+        time.sleep(0.3)
+    time.sleep(2)  # a second run would append a second line
+    assert marker.read_text().splitlines() == ["exec-ok"]
+    assert texts.count("slept-ok") == 1
+
+
+@pytest.mark.parametrize("agent", AGENTS)
 def test_messages_right_after_create_arrive_once_and_never_glue_to_the_prompt(
     agent: str, fleet: Fleet, model_server: ScriptedModelServer
 ) -> None:

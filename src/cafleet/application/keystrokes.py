@@ -22,12 +22,15 @@ from cafleet.domain.placement import CodingAgent
 
 SEND_LOCK_TIMEOUT_SECONDS = 30
 DIALOG_SCREEN_LINES = 40
+SHELL_IDLE_WAIT_SECONDS = 120  # how long a shell command waits for a turn to end
+SHELL_IDLE_POLL_SECONDS = 0.5
 
 
 @dataclass(frozen=True)
 class Keystrokes:
     text: str
     bracketed: bool = False  # a paste keeps line breaks from submitting early
+    shell: bool = False  # a `!` command, which some agents drop during a turn
 
     @staticmethod
     def preview(text: str) -> Keystrokes:
@@ -39,7 +42,7 @@ class Keystrokes:
 
     @staticmethod
     def shell_command(command: str) -> Keystrokes:
-        return Keystrokes(f"! {command}")
+        return Keystrokes(f"! {command}", shell=True)
 
     @staticmethod
     def exit_command() -> Keystrokes:
@@ -83,8 +86,10 @@ class KeystrokeSender:
             return PushOutcome.skipped(SkipReason.AGENT_STARTING, transport, pane)
         try:
             driver = self._drivers(target.backend, target.socket)
+            if keys.shell:
+                self._await_shell_turn(driver, target)
             with self._locks.hold(lock_key(target), SEND_LOCK_TIMEOUT_SECONDS):
-                problem = self._typing_problem(driver, target, keys.text)
+                problem = self._typing_problem(driver, target, keys)
                 if problem is not None:
                     return PushOutcome.skipped(problem, transport, pane)
                 if keys.bracketed:
@@ -92,7 +97,7 @@ class KeystrokeSender:
                 else:
                     driver.type_text(pane, keys.text)
                 self._clock.sleep(self.profile(target).submit_delay)
-                problem = self._typing_problem(driver, target, keys.text)
+                problem = self._typing_problem(driver, target, keys)
                 if problem is not None:  # the agent left or a dialog opened: no Enter
                     return PushOutcome.skipped(problem + BEFORE_ENTER, transport, pane)
                 driver.send_keys(pane, Key.ENTER)
@@ -106,10 +111,26 @@ class KeystrokeSender:
             return PushOutcome.failed(exc.message, transport, pane)
         return PushOutcome.sent(transport, pane)
 
-    def _typing_problem(self, driver: PaneDriver, target: PushTarget, text: str) -> str | None:
-        """Why nothing may be typed now: the pane does not run the agent, or shows a dialog.
+    def _await_shell_turn(self, driver: PaneDriver, target: PushTarget) -> None:
+        """Wait (bounded) for a running turn to end where the agent would drop a shell
+        command typed during it; the check under the lock reports a turn still running."""
+        profile = self.profile(target)
+        if not profile.shell_busy_signs:
+            return
+        waited = 0.0
+        while waited < SHELL_IDLE_WAIT_SECONDS and profile.busy_for_shell(
+            driver.capture(target.pane_id, DIALOG_SCREEN_LINES)
+        ):
+            self._clock.sleep(SHELL_IDLE_POLL_SECONDS)
+            waited += SHELL_IDLE_POLL_SECONDS
 
-        Words of `text` itself (in the composer once pasted) never count as a dialog.
+    def _typing_problem(
+        self, driver: PaneDriver, target: PushTarget, keys: Keystrokes
+    ) -> str | None:
+        """Why nothing may be typed now: the pane does not run the agent, shows a dialog, or
+        (for a shell command) runs a turn that would drop it.
+
+        Words of the text itself (in the composer once pasted) never count as a dialog.
         """
         pane = target.pane_id
         problem = agent_check(
@@ -118,8 +139,13 @@ class KeystrokeSender:
         if problem is not None:
             return problem
         profile = self.profile(target)
-        if not profile.dialog_signs:
+        busy_matters = keys.shell and bool(profile.shell_busy_signs)
+        if not profile.dialog_signs and not busy_matters:
             return None
         screen = driver.capture(pane, DIALOG_SCREEN_LINES)
-        sign = profile.dialog_on(screen, ignoring=text, rows=TYPING_DIALOG_ROWS)
-        return None if sign is None else SkipReason.dialog(sign)
+        sign = profile.dialog_on(screen, ignoring=keys.text, rows=TYPING_DIALOG_ROWS)
+        if sign is not None:
+            return SkipReason.dialog(sign)
+        if busy_matters and profile.busy_for_shell(screen):
+            return SkipReason.AGENT_BUSY
+        return None

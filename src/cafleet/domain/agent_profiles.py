@@ -100,6 +100,9 @@ class AgentProfile:
     ready_rules: tuple[ReadyRule, ...]
     wait_fallback_seconds: float  # after this long alive and in front, WAIT counts as ready
     dialog_signs: tuple[str, ...] = ()  # lower-case screen text of dialogs (a fallback check)
+    # lower-case bottom-row text of a running turn, for an agent that drops a `!` shell
+    # command typed then (the others queue it or run it at once)
+    shell_busy_signs: tuple[str, ...] = ()
     session_variables: tuple[str, ...] = ()  # set by the agent for its tools; never inherited
     extra_args: tuple[str, ...] = ()
     exit_text: str = "/exit"
@@ -149,12 +152,11 @@ class AgentProfile:
         above may quote any text (a file the agent read, a message). A sign that `ignoring`
         (the text being typed, shown in the composer) contains is not a dialog's.
         """
-        kept = [row for row in screen.lower().splitlines() if row.strip()]
-        bottom = " ".join(" ".join(kept[-rows:]).split())
-        own = " ".join(ignoring.lower().split())
-        return next(
-            (sign for sign in self.dialog_signs if sign in bottom and sign not in own), None
-        )
+        return _sign_at_bottom(self.dialog_signs, screen, ignoring, rows)
+
+    def busy_for_shell(self, screen: str) -> bool:
+        """Whether the screen shows a turn during which the agent drops a shell command."""
+        return _sign_at_bottom(self.shell_busy_signs, screen, "", TYPING_DIALOG_ROWS) is not None
 
     def hook_settings(self, record_command: Sequence[str]) -> str | None:
         """Settings to hand the agent at launch so it reports its own state, or None.
@@ -169,6 +171,13 @@ class AgentProfile:
             for event, tag in CLAUDE_HOOK_EVENTS.items()
         }
         return json.dumps({"hooks": hooks}, indent=2)
+
+
+def _sign_at_bottom(signs: Sequence[str], screen: str, ignoring: str, rows: int) -> str | None:
+    kept = [row for row in screen.lower().splitlines() if row.strip()]
+    bottom = " ".join(" ".join(kept[-rows:]).split())
+    own = " ".join(ignoring.lower().split())
+    return next((sign for sign in signs if sign in bottom and sign not in own), None)
 
 
 def _model_option(model: str | None) -> list[str]:
@@ -271,6 +280,7 @@ PROFILES: Mapping[CodingAgent, AgentProfile] = {
         # not SCREEN: opencode shows the spawn prompt in its composer before it takes it
         ready_rules=(ReadyRule.HTTP, ReadyRule.WAIT),
         wait_fallback_seconds=45.0,
+        shell_busy_signs=("esc interrupt", "esc again to interrupt"),
         session_variables=("OPENCODE", "OPENCODE_PID"),
         notes="the cafleet agent preset holds the permission floor; its HTTP server says busy",
         http=HttpFacts("OPENCODE_SERVER_PASSWORD", "opencode", "/session/status"),

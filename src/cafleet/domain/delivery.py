@@ -24,6 +24,7 @@ class SkipReason:
     AGENT_NOT_DETECTED = "agent-not-detected"
 
     AGENT_STARTING = "agent-starting"
+    AGENT_BUSY = "agent-busy"
 
     @staticmethod
     def not_agent(command: str) -> str:
@@ -43,6 +44,7 @@ _SKIP_WORDS = {
     SkipReason.PANE_GONE: "the pane is gone",
     SkipReason.AGENT_NOT_DETECTED: "cannot tell what runs in the pane",
     SkipReason.AGENT_STARTING: "the agent did not finish starting",
+    SkipReason.AGENT_BUSY: "the agent stayed in a turn, during which it drops a shell command",
 }
 
 

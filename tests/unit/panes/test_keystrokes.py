@@ -183,7 +183,7 @@ def test_keystroke_payload_shapes() -> None:
     assert Keystrokes.poll_trigger(4, 9) == Keystrokes(
         "cafleet message poll --fleet-id 4 --agent-id 9"
     )
-    assert Keystrokes.shell_command("ls") == Keystrokes("! ls")
+    assert Keystrokes.shell_command("ls") == Keystrokes("! ls", shell=True)
     assert Keystrokes.exit_command() == Keystrokes("/exit")
     assert Keystrokes.wake("w") == Keystrokes("w")
     assert not hasattr(Keystrokes("x"), "esc_first")
@@ -550,3 +550,77 @@ def test_a_target_whose_agent_is_still_starting_is_not_typed_into(rig: PaneRig) 
     assert outcome == PushOutcome.skipped("agent-starting", "tmux", pane.pane_id)
     assert pane.typed == []
     assert rig.clock.slept == []
+
+
+# --------------------------------------------------------------------------- shell commands
+
+OPENCODE_BUSY = ["  ┃  RUN: sleep 15", "  ┃  Fake model", "   ⬝⬝■■■■■■  esc interrupt   ctrl+p"]
+OPENCODE_IDLE = ["  ┃  FAKE-DONE", "  ┃  Fake model", "   /work                 ctrl+p"]
+
+
+def opencode_target(pane_id: str) -> PushTarget:
+    return target(pane_id, coding_agent=CodingAgent.OPENCODE)
+
+
+def test_a_shell_command_waits_for_an_opencode_turn_to_end(rig: PaneRig) -> None:
+    pane = rig.driver.add_pane("opencode")
+    pane.screen = OPENCODE_BUSY
+
+    def turn_ends() -> None:
+        pane.screen = OPENCODE_IDLE
+
+    rig.clock.after(7, turn_ends)
+
+    outcome = rig.keystrokes().deliver(
+        opencode_target(pane.pane_id), Keystrokes.shell_command("make test")
+    )
+
+    assert outcome == PushOutcome.sent("tmux", pane.pane_id)
+    assert pane.submitted() == ["! make test"]
+    assert sum(rig.clock.slept) == pytest.approx(7 + SUBMIT_DELAYS["opencode"])
+
+
+def test_a_shell_command_to_an_opencode_turn_that_never_ends_is_skipped_untyped(
+    rig: PaneRig,
+) -> None:
+    pane = rig.driver.add_pane("opencode")
+    pane.screen = OPENCODE_BUSY
+
+    outcome = rig.keystrokes().deliver(
+        opencode_target(pane.pane_id), Keystrokes.shell_command("make test")
+    )
+
+    assert outcome == PushOutcome.skipped("agent-busy", "tmux", pane.pane_id)
+    assert pane.typed == []
+    assert sum(rig.clock.slept) == pytest.approx(120)
+
+
+def test_a_preview_to_a_busy_opencode_is_typed_at_once(rig: PaneRig) -> None:
+    pane = rig.driver.add_pane("opencode")
+    pane.screen = OPENCODE_BUSY  # opencode queues a prompt typed during a turn
+
+    outcome = rig.keystrokes().deliver(opencode_target(pane.pane_id), Keystrokes.preview(PREVIEW))
+
+    assert outcome == PushOutcome.sent("tmux", pane.pane_id)
+    assert rig.clock.slept == [SUBMIT_DELAYS["opencode"]]
+
+
+@pytest.mark.parametrize(
+    ("coding_agent", "command", "busy_row"),
+    [
+        (CodingAgent.CLAUDE, "claude", "✻ Brewing… (3s · esc to interrupt)"),
+        (CodingAgent.CODEX, "codex", "• Working (3s • esc to interrupt)"),
+    ],
+)
+def test_a_shell_command_to_a_busy_claude_or_codex_is_typed_at_once(
+    rig: PaneRig, coding_agent: CodingAgent, command: str, busy_row: str
+) -> None:
+    pane = rig.driver.add_pane(command)  # claude queues it, codex runs it beside the turn
+    pane.screen = ["> RUN: sleep 15", busy_row, "> "]
+
+    outcome = rig.keystrokes().deliver(
+        target(pane.pane_id, coding_agent=coding_agent), Keystrokes.shell_command("make test")
+    )
+
+    assert outcome == PushOutcome.sent("tmux", pane.pane_id)
+    assert pane.submitted() == ["! make test"]

@@ -189,6 +189,22 @@ def test_exec_into_a_pane_running_another_program_is_refused(rig: PaneRig) -> No
     )
 
 
+def test_exec_into_an_opencode_turn_that_does_not_end_is_refused(rig: PaneRig) -> None:
+    made = rig.fleet()
+    worker = rig.member(made, command="opencode", coding_agent=CodingAgent.OPENCODE)
+    assert worker.pane is not None
+    worker.pane.screen = ["  ┃  Cafleet · Fake model", "   ⬝⬝■■■■■■  esc interrupt"]
+
+    with pytest.raises(Invalid) as raised:
+        rig.member_panes().exec(made.fleet.fleet_id, worker.agent_id, "make test")
+
+    assert raised.value.message == (
+        f"the shell command was not typed into pane {worker.pane_id} (opencode): the agent"
+        " stayed in a turn, during which it drops a shell command."
+    )
+    assert worker.pane.typed == []
+
+
 def test_exec_into_a_gone_pane_is_refused(rig: PaneRig) -> None:
     made = rig.fleet()
     worker = rig.member(made, command=None)
