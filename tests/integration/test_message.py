@@ -663,10 +663,13 @@ def test_show_full_json_adds_deliveries(msg, fleet, migrated):
     assert deliveries == [
         {
             "recipient_agent_id": fleet.admin,
+            "attempt": 1,
+            "channel": None,
             "state": "skipped",
             "transport": None,
             "pane_id": None,
             "attempted_at": ledger["attempted_at"],
+            "confirmed_at": None,
             "error": "no-placement",
         }
     ]

@@ -44,6 +44,7 @@ COLUMNS: dict[str, dict[str, tuple[str, bool]]] = {
         "agent_commands": (TEXT, NULL),
         "ready_at": (TEXT, NULL),
         "ready_rule": (TEXT, NULL),
+        "launch_pad": (TEXT, NULL),
     },
     "tasks": {
         "task_id": (INT, NOT_NULL),
@@ -88,6 +89,9 @@ COLUMNS: dict[str, dict[str, tuple[str, bool]]] = {
         "created_at": (TEXT, NOT_NULL),
         "attempted_at": (TEXT, NULL),
         "error": (TEXT, NULL),
+        "attempt": (INT, NOT_NULL),
+        "channel": (TEXT, NULL),
+        "confirmed_at": (TEXT, NULL),
     },
 }
 # §3.2 does not state the nullability of these two; only their presence and type are checked
@@ -127,7 +131,7 @@ INDEXES = {
     ("agent_placements", ("director_agent_id",), False),
     ("tasks", ("context_id", "status_timestamp"), False),
     ("tasks", ("from_agent_id", "status_timestamp"), False),
-    ("deliveries", ("task_id", "recipient_agent_id"), True),
+    ("deliveries", ("task_id", "recipient_agent_id", "attempt"), True),
     ("deliveries", ("state", "created_at"), False),
 }
 
@@ -137,6 +141,7 @@ DEFAULTS = {
     ("monitor_config", "interval_seconds"): "60",
     ("monitor_config", "enabled"): "1",
     ("monitor_runtime", "tick_seconds"): "5",
+    ("deliveries", "attempt"): "1",
 }
 
 
@@ -220,7 +225,7 @@ def test_column_defaults(schema_db):
 
 def test_revision_record_is_one_row_at_head(schema_db):
     rows = schema_db.rows("SELECT version_num FROM alembic_version")
-    assert [r[0] for r in rows] == ["0003"]
+    assert [r[0] for r in rows] == ["0004"]
 
 
 # --------------------------------------------------------------------------- connection policy

@@ -9,9 +9,9 @@ import pytest
 
 from cafleet.adapters.sqlite.schema import HEAD_REVISION, migrate, read_revision
 
-CREATED = "Created {path} and applied migrations to head (0003).\n"
-AT_HEAD = "Already at head (0003); nothing to do.\n"
-UPGRADED = "Upgraded from 0001 to 0003.\n"
+CREATED = "Created {path} and applied migrations to head (0004).\n"
+AT_HEAD = "Already at head (0004); nothing to do.\n"
+UPGRADED = "Upgraded from 0001 to 0004.\n"
 NO_REVISION = (
     "Error: DB has existing tables but no alembic_version; refusing to migrate an unknown"
     " schema. Point CAFLEET_DATABASE_URL at a new file."
@@ -136,7 +136,7 @@ def seed_upstream_rows(db) -> None:
 def test_setup_db_creates_a_fresh_file_at_head(cli, db, db_path):
     assert setup_db(cli) == CREATED.format(path=db_path)
     assert db_path.is_file()
-    assert read_revision(db_path) == HEAD_REVISION == "0003"
+    assert read_revision(db_path) == HEAD_REVISION == "0004"
     assert db.scalar("SELECT count(*) FROM alembic_version") == 1
     assert "deliveries" in tables(db)
 
@@ -145,7 +145,7 @@ def test_setup_db_creates_missing_parent_directories(cli, tmp_path):
     path = tmp_path / "a" / "b" / "c" / "cafleet.db"
     out = setup_db(cli, env={"CAFLEET_DATABASE_URL": f"sqlite:///{path}"})
     assert out == CREATED.format(path=path)
-    assert read_revision(path) == "0003"
+    assert read_revision(path) == "0004"
 
 
 def test_setup_db_sets_wal_journal_mode(cli, db_path):
@@ -158,7 +158,7 @@ def test_setup_db_second_run_is_a_no_op(cli, db, db_path):
     before = db.dump()
     assert setup_db(cli) == AT_HEAD
     assert db.dump() == before
-    assert read_revision(db_path) == "0003"
+    assert read_revision(db_path) == "0004"
 
 
 def test_setup_db_at_head_reasserts_wal_mode(migrated, cli, db_path):
@@ -170,14 +170,14 @@ def test_setup_db_at_head_reasserts_wal_mode(migrated, cli, db_path):
 def test_setup_db_on_an_empty_existing_file_creates_the_schema(cli, db_path):
     db_path.touch()
     assert setup_db(cli) == CREATED.format(path=db_path)
-    assert read_revision(db_path) == "0003"
+    assert read_revision(db_path) == "0004"
 
 
 def test_setup_db_uses_the_default_path_under_home(cli, home):
     out = setup_db(cli, env={"CAFLEET_DATABASE_URL": None})
     path = home / ".local" / "share" / "cafleet" / "cafleet_v2.db"
     assert out == CREATED.format(path=path)
-    assert read_revision(path) == "0003"
+    assert read_revision(path) == "0004"
 
 
 def test_setup_db_relative_url_is_relative_to_the_current_directory(cli, tmp_path):
@@ -185,21 +185,21 @@ def test_setup_db_relative_url_is_relative_to_the_current_directory(cli, tmp_pat
     work.mkdir()
     out = setup_db(cli, cwd=work, env={"CAFLEET_DATABASE_URL": "sqlite:///rel.db"})
     assert out == CREATED.format(path="rel.db")
-    assert read_revision(work / "rel.db") == "0003"
+    assert read_revision(work / "rel.db") == "0004"
 
 
 def test_setup_db_does_not_expand_tilde_in_a_url(cli, tmp_path, home):
     work = tmp_path / "work"
     work.mkdir()
     setup_db(cli, cwd=work, env={"CAFLEET_DATABASE_URL": "sqlite:///~/x.db"})
-    assert read_revision(work / "~" / "x.db") == "0003"
+    assert read_revision(work / "~" / "x.db") == "0004"
     assert not (home / "x.db").exists()
 
 
 def test_setup_db_accepts_a_sqlite_driver_url(cli, db_path):
     out = setup_db(cli, env={"CAFLEET_DATABASE_URL": f"sqlite+pysqlite:///{db_path}"})
     assert out == CREATED.format(path=db_path)
-    assert read_revision(db_path) == "0003"
+    assert read_revision(db_path) == "0004"
 
 
 # --------------------------------------------------------------------------- from 0001
@@ -216,7 +216,7 @@ def test_migrate_to_0001_builds_the_upstream_schema_only(db, db_path):
 def test_setup_db_upgrades_from_0001(cli, db, db_path):
     migrate(db_path, target="0001")
     assert setup_db(cli) == UPGRADED
-    assert read_revision(db_path) == "0003"
+    assert read_revision(db_path) == "0004"
     assert "deliveries" in tables(db)
     for table, added in NEW_COLUMNS.items():
         assert added <= columns(db, table), table
@@ -294,14 +294,48 @@ def test_setup_db_upgrades_from_0002_and_marks_placed_panes_ready(cli, db, db_pa
         later,
     )
 
-    assert setup_db(cli) == "Upgraded from 0002 to 0003.\n"
-    assert read_revision(db_path) == "0003"
+    assert setup_db(cli) == "Upgraded from 0002 to 0004.\n"
+    assert read_revision(db_path) == "0004"
     ready = {
         r["agent_id"]: (r["ready_at"], r["ready_rule"])
         for r in db.rows("SELECT agent_id, ready_at, ready_rule FROM agent_placements")
     }
     assert ready == {1: (TS, "legacy"), 3: (TS, "legacy"), 4: (None, None)}
     assert setup_db(cli) == AT_HEAD
+
+
+# --------------------------------------------------------------------------- from 0003
+
+
+def test_setup_db_upgrades_from_0003_and_keeps_every_delivery_as_a_keys_attempt(cli, db, db_path):
+    migrate(db_path, target="0003")
+    seed_upstream_rows(db)
+    db.execute(
+        "INSERT INTO deliveries (task_id, recipient_agent_id, state, transport, pane_id,"
+        " created_at, attempted_at, error) VALUES (1, 3, 'sent', 'tmux', '%3', ?, ?, NULL),"
+        " (2, 3, 'skipped', NULL, NULL, ?, ?, 'self')",
+        TS, TS, TS, TS,
+    )  # fmt: skip
+
+    assert setup_db(cli) == "Upgraded from 0003 to 0004.\n"
+    rows = db.rows(
+        "SELECT task_id, attempt, channel, state, confirmed_at FROM deliveries ORDER BY task_id"
+    )
+    assert [tuple(r) for r in rows] == [(1, 1, "keys", "sent", None), (2, 1, None, "skipped", None)]
+    # a second attempt for the same message and recipient is a row of its own now
+    db.execute(
+        "INSERT INTO deliveries (task_id, recipient_agent_id, state, created_at, attempt,"
+        " channel) VALUES (1, 3, 'sent', ?, 2, 'keys')",
+        TS,
+    )
+    assert db.count("deliveries") == 3
+    assert columns(db, "agent_placements") >= {"launch_pad"}
+    cli.ok("setup", "skill", "--agent", "claude")
+    [detail] = [cli.json("message", "show", "--fleet-id", "1", "--agent-id", "1", "--task-id",
+                         "1", "--full")]  # fmt: skip
+    task = detail.get("task", detail)
+    deliveries = task.get("deliveries") or detail.get("deliveries")
+    assert [(d["attempt"], d["channel"]) for d in deliveries] == [(1, "keys"), (2, "keys")]
 
 
 def test_upgrade_from_0001_switches_a_rollback_journal_to_wal(cli, db_path):

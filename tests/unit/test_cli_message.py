@@ -530,10 +530,13 @@ def test_show_json_full_adds_the_deliveries(run, team: Team) -> None:
     assert detailed["deliveries"] == [
         {
             "recipient_agent_id": team.worker,
+            "attempt": 1,
+            "channel": "keys",
             "state": "sent",
             "transport": "tmux",
             "pane_id": "%1",
             "attempted_at": TS,
+            "confirmed_at": None,
             "error": None,
         }
     ]

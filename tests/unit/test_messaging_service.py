@@ -560,3 +560,41 @@ def test_nudge_resolves_the_target_before_the_sender(
     assert unknown_target.message == "Agent 999 not found"
     assert unknown_sender.message == "Sender agent not found or not active in fleet: 998"
     assert world.all_messages() == []
+
+
+# -- attempts and receipts ---------------------------------------------------------------------
+
+
+def test_every_attempt_of_the_ladder_is_a_ledger_row_in_order(
+    store: MemoryStore, clock: FakeClock, team: Team, world
+) -> None:
+    hook = PushOutcome.skipped("no-waiting-hook", "tmux", "%1", "claude-hook")
+    typed = PushOutcome.sent("tmux", "%1").after((hook,))
+    service = MessagingService(store, clock, RecordingNotifier(lambda a: typed))
+
+    result = service.send(team.fleet_id, team.director, team.worker, "hi")
+
+    rows = world.deliveries(result.message.task_id)
+    assert [(d.attempt, d.channel, d.state, d.error) for d in rows] == [
+        (1, "claude-hook", DeliveryState.SKIPPED, "no-waiting-hook"),
+        (2, "keys", DeliveryState.SENT, None),
+    ]
+    assert result.delivery == rows[-1]
+
+
+def test_a_receipt_confirms_the_sent_attempt_once_and_only_for_its_recipient(
+    store: MemoryStore, clock: FakeClock, team: Team, world
+) -> None:
+    hook = PushOutcome.skipped("no-waiting-hook", "tmux", "%1", "claude-hook")
+    service = MessagingService(
+        store, clock, RecordingNotifier(lambda a: PushOutcome.sent("tmux", "%1").after((hook,)))
+    )
+    task = service.send(team.fleet_id, team.director, team.worker, "hi").message.task_id
+    first, later = clock.now(), clock.now().replace(year=2027)
+
+    assert service.confirm(team.director, [task], first) == 0  # not the Director's message
+    assert service.confirm(team.worker, [task], first) == 1
+    assert service.confirm(team.worker, [task], later) == 0  # the first word stays
+
+    rows = world.deliveries(task)
+    assert [d.confirmed_at for d in rows] == [None, first]  # the skipped try took nothing in

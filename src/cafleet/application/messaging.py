@@ -8,9 +8,10 @@ second short transaction. A push failure never loses the message.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from cafleet.application.lookups import (
     acting_agent,
@@ -167,6 +168,14 @@ class MessagingService:
             message = message_in_fleet(uow, fleet_id, task_id)
             return MessageDetail(message, tuple(uow.deliveries.for_task(task_id)))
 
+    def confirm(self, recipient_agent_id: int, task_ids: Sequence[int], at: datetime) -> int:
+        """The recipient's agent says it took these messages in (its own hook saw the
+        preview in a prompt); the first such word is kept. How many attempts it confirmed."""
+        with self._uow(write=True) as uow:
+            confirmed = uow.deliveries.confirm(recipient_agent_id, task_ids, at)
+            uow.commit()
+        return confirmed
+
     def timeline(self, fleet_id: int, limit: int = 200, before: int | None = None) -> list[Message]:
         """The fleet's conversation, newest first (the fleet may be deleted: history stays)."""
         with self._uow() as uow:
@@ -211,9 +220,11 @@ class MessagingService:
         with self._uow(write=True) as uow:
             now = self._clock.now()
             for job, outcome in zip(jobs, outcomes, strict=True):
-                delivery = job.delivery.settled(outcome, now)
-                uow.deliveries.save(delivery)
-                settled[id(job)] = delivery
+                first, *later = job.delivery.attempts_of(outcome, now)
+                uow.deliveries.save(first)
+                for attempt in later:
+                    uow.deliveries.add(attempt)
+                settled[id(job)] = later[-1] if later else first
             uow.commit()
         return [settled.get(id(p), p.delivery) for p in planned]
 

@@ -1,4 +1,4 @@
-"""The push ledger: what happened when a message was announced in its recipient's pane."""
+"""The push ledger: how each message was announced to its recipient, one row per attempt."""
 
 from __future__ import annotations
 
@@ -14,6 +14,14 @@ class DeliveryState(StrEnum):
     FAILED = "failed"
 
 
+class Channel(StrEnum):
+    """How an announcement reached (or tried to reach) the recipient's agent."""
+
+    CLAUDE_HOOK = "claude-hook"  # handed over by the member's waiting Stop hook
+    OPENCODE_HTTP = "opencode-http"  # posted to the member's own OpenCode server
+    KEYS = "keys"  # typed into the pane over tmux or herdr
+
+
 class SkipReason:
     """The fixed vocabulary of skip reasons (stored in the ledger's error column)."""
 
@@ -25,6 +33,14 @@ class SkipReason:
 
     AGENT_STARTING = "agent-starting"
     AGENT_BUSY = "agent-busy"
+    NO_WAITING_HOOK = "no-waiting-hook"
+    NOT_TAKEN = "not-taken"
+    NO_SESSION = "no-session"
+    SERVER_SILENT = "server-silent"
+
+    @staticmethod
+    def refused(status: int) -> str:
+        return f"refused:{status}"
 
     @staticmethod
     def not_agent(command: str) -> str:
@@ -45,6 +61,10 @@ _SKIP_WORDS = {
     SkipReason.AGENT_NOT_DETECTED: "cannot tell what runs in the pane",
     SkipReason.AGENT_STARTING: "the agent did not finish starting",
     SkipReason.AGENT_BUSY: "the agent stayed in a turn, during which it drops a shell command",
+    SkipReason.NO_WAITING_HOOK: "no hook was waiting for mail (the agent was in a turn)",
+    SkipReason.NOT_TAKEN: "the waiting hook did not take the message in time",
+    SkipReason.NO_SESSION: "the agent's session is not known yet",
+    SkipReason.SERVER_SILENT: "the agent's server did not answer",
 }
 
 
@@ -57,6 +77,8 @@ def describe_skip(reason: str | None) -> str:
         words = f"pane runs {base.removeprefix('not-agent:')}"
     elif base.startswith("dialog:"):
         words = f"a dialog is on screen ({base.removeprefix('dialog:')})"
+    elif base.startswith("refused:"):
+        words = f"the agent's server refused it (HTTP {base.removeprefix('refused:')})"
     else:
         words = _SKIP_WORDS.get(base, base or "unknown reason")
     return f"{words}; the text was typed but Enter withheld" if late else words
@@ -64,26 +86,46 @@ def describe_skip(reason: str | None) -> str:
 
 @dataclass(frozen=True)
 class PushOutcome:
-    """What a Notifier reports for one attempt."""
+    """What a Notifier reports for one attempt, and the attempts it fell back from."""
 
     state: DeliveryState
     transport: str | None = None
     pane_id: str | None = None
     error: str | None = None
+    channel: str | None = None
+    confirmed_at: datetime | None = None  # the agent itself said it took the message in
+    fallen_from: tuple[PushOutcome, ...] = ()  # earlier attempts on other channels
 
     @staticmethod
-    def sent(transport: str, pane_id: str) -> PushOutcome:
-        return PushOutcome(DeliveryState.SENT, transport, pane_id)
+    def sent(transport: str, pane_id: str, channel: str = Channel.KEYS) -> PushOutcome:
+        return PushOutcome(DeliveryState.SENT, transport, pane_id, channel=channel)
 
     @staticmethod
     def skipped(
-        reason: str, transport: str | None = None, pane_id: str | None = None
+        reason: str,
+        transport: str | None = None,
+        pane_id: str | None = None,
+        channel: str | None = None,
     ) -> PushOutcome:
-        return PushOutcome(DeliveryState.SKIPPED, transport, pane_id, reason)
+        return PushOutcome(DeliveryState.SKIPPED, transport, pane_id, reason, channel)
 
     @staticmethod
-    def failed(error: str, transport: str | None = None, pane_id: str | None = None) -> PushOutcome:
-        return PushOutcome(DeliveryState.FAILED, transport, pane_id, error)
+    def failed(
+        error: str,
+        transport: str | None = None,
+        pane_id: str | None = None,
+        channel: str | None = None,
+    ) -> PushOutcome:
+        return PushOutcome(DeliveryState.FAILED, transport, pane_id, error, channel)
+
+    def after(self, earlier: tuple[PushOutcome, ...]) -> PushOutcome:
+        """This outcome as the last of a ladder whose earlier rungs gave `earlier`."""
+        return replace(self, fallen_from=earlier + self.fallen_from)
+
+    @property
+    def attempts(self) -> tuple[PushOutcome, ...]:
+        """Every attempt in order, this one last."""
+        return (*self.fallen_from, replace(self, fallen_from=()))
 
 
 @dataclass(frozen=True)
@@ -96,13 +138,26 @@ class Delivery:
     pane_id: str | None = None
     attempted_at: datetime | None = None
     error: str | None = None
+    attempt: int = 1
+    channel: str | None = None
+    confirmed_at: datetime | None = None
 
     def settled(self, outcome: PushOutcome, at: datetime) -> Delivery:
+        """This row with one attempt's outcome (the ladder's others are `attempts_of`)."""
         return replace(
             self,
             state=outcome.state,
             transport=outcome.transport,
             pane_id=outcome.pane_id,
             error=outcome.error,
+            channel=outcome.channel,
+            confirmed_at=outcome.confirmed_at,
             attempted_at=at,
         )
+
+    def attempts_of(self, outcome: PushOutcome, at: datetime) -> list[Delivery]:
+        """One row per attempt of the ladder, numbered from this row's attempt on."""
+        return [
+            replace(self.settled(step, at), attempt=self.attempt + n)
+            for n, step in enumerate(outcome.attempts)
+        ]

@@ -55,9 +55,12 @@ def test_a_message_object_resolves_names_and_carries_its_delivery(
         "body": "line one\nline two",
         "delivery": {
             "state": "sent",
+            "channel": "keys",
+            "attempt": 1,
             "transport": "tmux",
             "error": None,
             "attempted_at": shown["delivery"]["attempted_at"],
+            "confirmed_at": None,
         },
     }
     assert shown["delivery"]["attempted_at"] > shown["created_at"]
@@ -85,7 +88,7 @@ def test_a_message_without_a_ledger_row_has_a_null_delivery(
     worker = fleets.member(alpha, "worker")
     task_id = fleets.send(alpha, alpha.director.agent_id, worker, "hi")
     store = container.uow()
-    del store.tables.deliveries[(task_id, worker)]  # a message stored before the ledger existed
+    del store.tables.deliveries[(task_id, worker, 1)]  # a message stored before the ledger existed
 
     [shown] = client.get("/api/timeline", headers=scoped(alpha.fleet.fleet_id)).json()["messages"]
 

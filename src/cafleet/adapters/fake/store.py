@@ -35,7 +35,7 @@ class MemoryTables:
     agents: dict[int, Agent] = field(default_factory=dict)
     placements: dict[int, Placement] = field(default_factory=dict)
     messages: dict[int, Message] = field(default_factory=dict)
-    deliveries: dict[tuple[int, int], Delivery] = field(default_factory=dict)
+    deliveries: dict[tuple[int, int, int], Delivery] = field(default_factory=dict)
     schedules: dict[int, MonitorSchedule] = field(default_factory=dict)
     runtimes: dict[int, MonitorRuntime] = field(default_factory=dict)
     installs: dict[str, SkillInstall] = field(default_factory=dict)
@@ -227,26 +227,48 @@ class MemoryDeliveries:
         self._t = t
 
     def add(self, delivery: Delivery) -> None:
-        key = (delivery.task_id, delivery.recipient_agent_id)
+        key = (delivery.task_id, delivery.recipient_agent_id, delivery.attempt)
         if key in self._t.deliveries:
             raise ValueError(f"duplicate delivery {key}")
         self._t.deliveries[key] = delivery
 
     def get(self, task_id: int, recipient_agent_id: int) -> Delivery | None:
-        return self._t.deliveries.get((task_id, recipient_agent_id))
+        attempts = [
+            d
+            for (t, r, _), d in self._t.deliveries.items()
+            if (t, r) == (task_id, recipient_agent_id)
+        ]
+        return max(attempts, key=lambda d: d.attempt, default=None)
 
     def save(self, delivery: Delivery) -> None:
-        self._t.deliveries[(delivery.task_id, delivery.recipient_agent_id)] = delivery
+        self._t.deliveries[(delivery.task_id, delivery.recipient_agent_id, delivery.attempt)] = (
+            delivery
+        )
+
+    def confirm(self, recipient_agent_id: int, task_ids: Sequence[int], at: datetime) -> int:
+        wanted = set(task_ids)
+        due = [
+            key
+            for key, d in self._t.deliveries.items()
+            if d.recipient_agent_id == recipient_agent_id
+            and d.task_id in wanted
+            and d.state is DeliveryState.SENT
+            and d.confirmed_at is None
+        ]
+        for key in due:
+            self._t.deliveries[key] = replace(self._t.deliveries[key], confirmed_at=at)
+        return len(due)
 
     def for_task(self, task_id: int) -> list[Delivery]:
         return sorted(
-            (d for (t, _), d in self._t.deliveries.items() if t == task_id),
-            key=lambda d: d.recipient_agent_id,
+            (d for (t, _, _), d in self._t.deliveries.items() if t == task_id),
+            key=lambda d: (d.recipient_agent_id, d.attempt),
         )
 
     def for_tasks(self, task_ids: Sequence[int]) -> list[Delivery]:
         wanted = set(task_ids)
-        return [d for (t, _), d in self._t.deliveries.items() if t in wanted]
+        found = [d for (t, _, _), d in self._t.deliveries.items() if t in wanted]
+        return sorted(found, key=lambda d: d.attempt)
 
     def count_pending_since(self, before: datetime) -> int:
         return sum(

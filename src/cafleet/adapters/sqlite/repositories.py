@@ -292,10 +292,12 @@ class SqlDeliveries:
 
     def get(self, task_id: int, recipient_agent_id: int) -> Delivery | None:
         row = self._c.execute(
-            select(deliveries).where(
+            select(deliveries)
+            .where(
                 deliveries.c.task_id == task_id,
                 deliveries.c.recipient_agent_id == recipient_agent_id,
             )
+            .order_by(deliveries.c.attempt.desc())
         ).first()
         return None if row is None else rows.delivery_from(row)
 
@@ -305,15 +307,29 @@ class SqlDeliveries:
             .where(
                 deliveries.c.task_id == delivery.task_id,
                 deliveries.c.recipient_agent_id == delivery.recipient_agent_id,
+                deliveries.c.attempt == delivery.attempt,
             )
             .values(rows.delivery_values(delivery))
         )
+
+    def confirm(self, recipient_agent_id: int, task_ids: Sequence[int], at: datetime) -> int:
+        query = (
+            update(deliveries)
+            .where(
+                deliveries.c.recipient_agent_id == recipient_agent_id,
+                deliveries.c.task_id.in_(list(task_ids)),
+                deliveries.c.state == DeliveryState.SENT.value,
+                deliveries.c.confirmed_at.is_(None),
+            )
+            .values(confirmed_at=rows.ts(at))
+        )
+        return int(self._c.execute(query).rowcount)
 
     def for_task(self, task_id: int) -> list[Delivery]:
         query = (
             select(deliveries)
             .where(deliveries.c.task_id == task_id)
-            .order_by(deliveries.c.recipient_agent_id)
+            .order_by(deliveries.c.recipient_agent_id, deliveries.c.attempt)
         )
         return [rows.delivery_from(r) for r in self._c.execute(query)]
 
@@ -321,8 +337,10 @@ class SqlDeliveries:
         found: list[Delivery] = []
         ids = list(task_ids)
         for start in range(0, len(ids), _IN_CHUNK):  # stay far below SQLite's variable limit
-            query = select(deliveries).where(
-                deliveries.c.task_id.in_(ids[start : start + _IN_CHUNK])
+            query = (
+                select(deliveries)
+                .where(deliveries.c.task_id.in_(ids[start : start + _IN_CHUNK]))
+                .order_by(deliveries.c.attempt)
             )
             found.extend(rows.delivery_from(r) for r in self._c.execute(query))
         return found

@@ -88,6 +88,7 @@ def placement_from(row: Row) -> Placement:
         commands,
         dt(row.ready_at),
         row.ready_rule,
+        row.launch_pad,
     )
 
 
@@ -104,6 +105,7 @@ def placement_values(p: Placement) -> dict[str, Any]:
         "agent_commands": ",".join(p.agent_commands) or None,
         "ready_at": ts(p.ready_at),
         "ready_rule": p.ready_rule,
+        "launch_pad": p.launch_pad,
     }
 
 
@@ -146,6 +148,9 @@ def delivery_from(row: Row) -> Delivery:
         row.pane_id,
         dt(row.attempted_at),
         row.error,
+        row.attempt,
+        row.channel,
+        dt(row.confirmed_at),
     )
 
 
@@ -159,6 +164,9 @@ def delivery_values(d: Delivery) -> dict[str, Any]:
         "created_at": ts(d.created_at),
         "attempted_at": ts(d.attempted_at),
         "error": d.error,
+        "attempt": d.attempt,
+        "channel": d.channel,
+        "confirmed_at": ts(d.confirmed_at),
     }
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from cafleet.adapters.sqlite.errors import translated
 from cafleet.domain.errors import Invalid, Unavailable
 
-HEAD_REVISION = "0003"
+HEAD_REVISION = "0004"
 MIGRATIONS = Path(__file__).resolve().parent.parent.parent / "migrations"
 
 

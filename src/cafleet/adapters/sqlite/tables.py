@@ -63,6 +63,7 @@ agent_placements = Table(
     Column("agent_commands", String),
     Column("ready_at", String),
     Column("ready_rule", String),
+    Column("launch_pad", String),
     Index("idx_placements_director", "director_agent_id"),
 )
 
@@ -137,7 +138,12 @@ deliveries = Table(
     Column("created_at", String, nullable=False),
     Column("attempted_at", String),
     Column("error", String),
-    UniqueConstraint("task_id", "recipient_agent_id", name="uq_deliveries_task_recipient"),
+    Column("attempt", Integer, nullable=False, server_default=text("1")),
+    Column("channel", String),
+    Column("confirmed_at", String),
+    UniqueConstraint(
+        "task_id", "recipient_agent_id", "attempt", name="uq_deliveries_task_recipient_attempt"
+    ),
     Index("idx_deliveries_state_created", "state", "created_at"),
     sqlite_autoincrement=True,
 )

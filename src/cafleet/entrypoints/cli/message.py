@@ -210,10 +210,13 @@ def show(ctx: click.Context, fleet_id: int | None, agent_id: int, task_id: int, 
             body["deliveries"] = [
                 {
                     "recipient_agent_id": d.recipient_agent_id,
+                    "attempt": d.attempt,
+                    "channel": d.channel,
                     "state": d.state.value,
                     "transport": d.transport,
                     "pane_id": d.pane_id,
                     "attempted_at": iso(d.attempted_at),
+                    "confirmed_at": iso(d.confirmed_at),
                     "error": d.error,
                 }
                 for d in detail.deliveries

@@ -129,17 +129,23 @@ class MonitorRuntimeOut(BaseModel):
 
 class DeliveryOut(BaseModel):
     state: DeliveryState
+    channel: str | None = Field(description="claude-hook, opencode-http or keys")
+    attempt: int
     transport: str | None
     error: str | None = Field(description="Skip reason or one-line failure")
     attempted_at: Timestamp | None
+    confirmed_at: Timestamp | None = Field(description="When the agent said it took it in")
 
     @staticmethod
     def of(delivery: Delivery) -> DeliveryOut:
         return DeliveryOut(
             state=delivery.state,
+            channel=delivery.channel,
+            attempt=delivery.attempt,
             transport=delivery.transport,
             error=delivery.error,
             attempted_at=iso(delivery.attempted_at),
+            confirmed_at=iso(delivery.confirmed_at),
         )
 
 
