@@ -19,6 +19,7 @@ from cafleet.settings import Settings
 if TYPE_CHECKING:
     from sqlalchemy import Engine
 
+    from cafleet.application.agent_status import AgentStatusReader
     from cafleet.application.fleets import FleetService
     from cafleet.application.keystrokes import KeystrokeSender
     from cafleet.application.lifecycle import MemberRemoval
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from cafleet.application.monitoring import MonitorService
     from cafleet.application.ports import (
         Clock,
+        LaunchPads,
         Notifier,
         PaneDrivers,
         PaneLocator,
@@ -104,10 +106,30 @@ class Components:
         )
 
     @cached_property
+    def launch_pads(self) -> LaunchPads:
+        from cafleet.adapters.launch_pads import RuntimeLaunchPads
+        from cafleet.adapters.pane_locks import runtime_directory
+
+        return RuntimeLaunchPads(runtime_directory(self.env))
+
+    @cached_property
+    def agent_statuses(self) -> AgentStatusReader:
+        from cafleet.application.agent_status import AgentStatusReader
+
+        return AgentStatusReader(self.launch_pads, self.settings.profiles, self.clock)
+
+    @cached_property
     def notifier(self) -> Notifier:
         from cafleet.adapters.notify.pane import PaneNotifier
+        from cafleet.application.channels import channel_ladder
 
-        return PaneNotifier(self.keystrokes, self.settings.max_text_len)
+        return channel_ladder(
+            self.settings.profiles,
+            self.launch_pads,
+            self.clock,
+            PaneNotifier(self.keystrokes, self.settings.max_text_len),
+            self.settings.max_text_len,
+        )
 
     @cached_property
     def locator(self) -> PaneLocator:
@@ -142,6 +164,7 @@ class Components:
             self.keystrokes,
             SystemProcess(),
             self.settings.monitor_stall_interval,
+            self.agent_statuses,
         )
 
     def skills(self) -> SkillsService:
@@ -174,9 +197,7 @@ class Components:
         require_current(installs, __version__)
 
     def member_spawner(self) -> MemberSpawner:
-        from cafleet.adapters.launch_pads import RuntimeLaunchPads
         from cafleet.adapters.opencode_preset import ensure_opencode_preset
-        from cafleet.adapters.pane_locks import runtime_directory
         from cafleet.adapters.programs import SystemPrograms
         from cafleet.application.spawning import MemberSpawner, SpawnContext
 
@@ -198,7 +219,7 @@ class Components:
             SystemPrograms(self.env),
             context,
             lambda _home: ensure_opencode_preset(preset),  # where opencode looks, not under HOME
-            RuntimeLaunchPads(runtime_directory(self.env)),
+            self.launch_pads,
             self.settings.profiles,
         )
 
@@ -217,4 +238,4 @@ class Components:
     def members(self) -> MemberService:
         from cafleet.application.members import MemberService
 
-        return MemberService(self.uow, self.clock, self.pane_drivers)
+        return MemberService(self.uow, self.clock, self.pane_drivers, self.agent_statuses)

@@ -17,6 +17,7 @@ from cafleet.adapters.fake.clock import FakeClock
 from cafleet.adapters.fake.locator import FakePaneLocator
 from cafleet.adapters.fake.pane_driver import FakePaneDrivers, ThreadLocks
 from cafleet.adapters.fake.store import MemoryStore
+from cafleet.adapters.launch_pads import RuntimeLaunchPads
 from cafleet.adapters.locator import EnvironmentPaneLocator
 from cafleet.adapters.notify.pane import PaneNotifier
 from cafleet.adapters.pane_locks import FileLocks, runtime_directory
@@ -24,6 +25,8 @@ from cafleet.adapters.process import SystemProcess
 from cafleet.adapters.sqlite.engine import open_engine
 from cafleet.adapters.sqlite.unit_of_work import SqlUnitOfWorkFactory
 from cafleet.application.admin import AdminService
+from cafleet.application.agent_status import AgentStatusReader
+from cafleet.application.channels import channel_ladder
 from cafleet.application.fleets import FleetService
 from cafleet.application.keystrokes import KeystrokeSender
 from cafleet.application.lifecycle import MemberRemoval
@@ -56,7 +59,20 @@ class Container(containers.DeclarativeContainer):
         clock,
         settings.provided.profiles,
     )
-    notifier = providers.Singleton(PaneNotifier, keystrokes, settings.provided.max_text_len)
+    launch_pads = providers.Singleton(
+        lambda env: RuntimeLaunchPads(runtime_directory(env)), environ
+    )
+    agent_statuses = providers.Singleton(
+        AgentStatusReader, launch_pads, settings.provided.profiles, clock
+    )
+    notifier = providers.Singleton(
+        channel_ladder,
+        settings.provided.profiles,
+        launch_pads,
+        clock,
+        providers.Singleton(PaneNotifier, keystrokes, settings.provided.max_text_len),
+        settings.provided.max_text_len,
+    )
     locator = providers.Singleton(EnvironmentPaneLocator, environ)
 
     teardown = providers.Singleton(PaneTeardown, keystrokes, pane_drivers, clock)
@@ -73,9 +89,16 @@ class Container(containers.DeclarativeContainer):
         keystrokes,
         process,
         settings.provided.monitor_stall_interval,
+        agent_statuses,
     )
     messaging = providers.Factory(MessagingService, uow, clock, notifier)
-    members = providers.Factory(MemberService, uow, clock, pane_drivers)
+    members = providers.Factory(
+        MemberService,
+        uow,
+        clock,
+        pane_drivers,
+        agent_statuses,
+    )
     admin = providers.Factory(AdminService, uow, clock, process, fleets, messaging, monitor)
 
 

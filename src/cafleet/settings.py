@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from cafleet.domain.agent_profiles import PROFILES, AgentProfiles, ProfileOverrides, ReadyRule
+from cafleet.domain.delivery import Channel
 from cafleet.domain.errors import Invalid
 from cafleet.domain.placement import CodingAgent
 
@@ -138,17 +139,20 @@ def _delay(raw: str) -> float:
 
 
 def _overrides(env: Mapping[str, str], agent: CodingAgent) -> ProfileOverrides:
-    """CAFLEET_SUBMIT_DELAY_, _AGENT_COMMANDS_, _AGENT_ARGS_ and _READY_RULES_<AGENT>."""
+    """CAFLEET_SUBMIT_DELAY_, _AGENT_COMMANDS_, _AGENT_ARGS_, _READY_RULES_ and
+    _CHANNELS_<AGENT>."""
     suffix = agent.value.upper()
     delay = _read(env, f"CAFLEET_SUBMIT_DELAY_{suffix}", None, _delay)
     rules = _read(env, f"CAFLEET_READY_RULES_{suffix}", None, _rules_for(agent))
+    channels = _read(env, f"CAFLEET_CHANNELS_{suffix}", None, _channels_for(agent))
     if agent is CodingAgent.CUSTOM:  # its names and flags come from its command template
-        return ProfileOverrides(submit_delay=delay, ready_rules=rules)
+        return ProfileOverrides(submit_delay=delay, ready_rules=rules, channels=channels)
     return ProfileOverrides(
         submit_delay=delay,
         foreground_names=_read(env, f"CAFLEET_AGENT_COMMANDS_{suffix}", None, _names),
         extra_args=_read(env, f"CAFLEET_AGENT_ARGS_{suffix}", (), _arguments),
         ready_rules=rules,
+        channels=channels,
     )
 
 
@@ -168,6 +172,20 @@ def _rules_for(agent: CodingAgent) -> Callable[[str], tuple[ReadyRule, ...]]:
         if not names or any(name not in possible for name in names):
             raise ValueError(f"expected a comma-separated list of {', '.join(possible)}")
         return tuple(possible[name] for name in names)
+
+    return parse
+
+
+def _channels_for(agent: CodingAgent) -> Callable[[str], tuple[Channel, ...]]:
+    """A parser of delivery channels that accepts only this agent's; `keys` is always the
+    last rung, so naming it alone switches the native channels off."""
+    possible = {channel.value: channel for channel in PROFILES[agent].possible_channels}
+
+    def parse(raw: str) -> tuple[Channel, ...]:
+        names = [n.strip() for n in raw.split(",") if n.strip()]
+        if not names or any(name not in possible for name in names):
+            raise ValueError(f"expected a comma-separated list of {', '.join(possible)}")
+        return tuple(possible[n] for n in names if possible[n] is not Channel.KEYS)
 
     return parse
 

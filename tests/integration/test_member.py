@@ -122,7 +122,7 @@ def test_member_show_json(cli, fleet, add_member, migrated, tmux):
     )
     assert set(shown) == {
         "agent_id", "name", "description", "status", "registered_at", "kind", "skills",
-        "placement", "pane_state",
+        "placement", "pane_state", "agent_status", "agent_status_since",
     }  # fmt: skip
     assert shown["agent_id"] == worker
     assert shown["kind"] == "member"
@@ -181,11 +181,31 @@ def test_member_list_one_member(cli, fleet, add_member, migrated, tmux):
     assert lines[0] == "1 member:"
     rows = assert_table(
         lines[1:],
-        ["agent_id", "name", "status", "backend", "session", "window_id", "pane_id", "created_at"],
+        [
+            "agent_id",
+            "name",
+            "status",
+            "agent",
+            "backend",
+            "session",
+            "window_id",
+            "pane_id",
+            "created_at",
+        ],
     )
     created = migrated.scalar("SELECT created_at FROM agent_placements WHERE agent_id=?", worker)
     assert rows == [
-        [str(worker), "worker", "active", "claude", "main", tmux.window_id, "%1", created]
+        [
+            str(worker),
+            "worker",
+            "active",
+            "unknown",
+            "claude",
+            "main",
+            tmux.window_id,
+            "%1",
+            created,
+        ]
     ]
 
 
@@ -197,11 +217,22 @@ def test_member_list_members_and_monitor_in_id_order(cli, fleet, add_member):
     assert lines[0] == "3 members:"
     rows = assert_table(
         lines[1:],
-        ["agent_id", "name", "status", "backend", "session", "window_id", "pane_id", "created_at"],
+        [
+            "agent_id",
+            "name",
+            "status",
+            "agent",
+            "backend",
+            "session",
+            "window_id",
+            "pane_id",
+            "created_at",
+        ],
     )
     assert [r[0] for r in rows] == [str(first), str(pending), str(watcher)]
-    assert rows[0][3] == "opencode"
-    assert rows[1][6] == "-"
+    assert rows[0][3:5] == ["unknown", "opencode"]  # no launch pad: nothing says
+    assert rows[1][3] == "-"  # a pending pane has no agent yet
+    assert rows[1][7] == "-"
 
 
 def test_member_list_excludes_deregistered_members(cli, fleet, add_member, migrated):
@@ -223,6 +254,8 @@ def test_member_list_json(cli, fleet, add_member):
         "registered_at",
         "placement",
         "pane_state",
+        "agent_status",
+        "agent_status_since",
     }
     assert listed["agent_id"] == worker
     assert listed["placement"]["director_agent_id"] == fleet.director
@@ -237,7 +270,8 @@ def test_member_list_all(cli, fleet, add_member, tmux):
     rows = assert_table(
         lines[1:],
         [
-            "agent_id", "name", "status", "kind", "backend", "session", "window_id", "pane_id",
+            "agent_id", "name", "status", "kind", "agent", "backend", "session", "window_id",
+            "pane_id",
             "created_at",
         ],
     )  # fmt: skip
@@ -246,8 +280,8 @@ def test_member_list_all(cli, fleet, add_member, tmux):
         [str(fleet.admin), "Administrator", "active", "administrator"],
         [str(worker), "worker", "active", "member"],
     ]
-    assert rows[0][4:8] == ["claude", "main", tmux.window_id, tmux.pane_id]
-    assert rows[1][4:] == ["-"] * 5
+    assert rows[0][4:9] == ["-", "claude", "main", tmux.window_id, tmux.pane_id]
+    assert rows[1][4:] == ["-"] * 6
 
 
 def test_member_list_all_json_adds_kind(cli, fleet):
@@ -295,16 +329,27 @@ def test_member_whose_pane_was_closed_shows_pane_gone(cli, fleet, add_member, tm
     assert "  status:      pane-gone" in full.splitlines()
     rows = assert_table(
         cli.ok("member", "list", "--fleet-id", fid).splitlines()[1:],
-        ["agent_id", "name", "status", "backend", "session", "window_id", "pane_id", "created_at"],
+        [
+            "agent_id",
+            "name",
+            "status",
+            "agent",
+            "backend",
+            "session",
+            "window_id",
+            "pane_id",
+            "created_at",
+        ],
     )
     assert [r[:3] for r in rows] == [
         [str(kept), "kept", "active"],
         [str(closed), "closed", "pane-gone"],
     ]
-    assert rows[1][6] == pane
+    assert rows[1][3] == "exited"
+    assert rows[1][7] == pane
     activity = assert_table(
         cli.ok("member", "list", "--fleet-id", fid, "--activity").splitlines()[1:],
-        ["agent_id", "name", "status", "last_sent", "last_recv", "last_ack", "idle"],
+        ["agent_id", "name", "status", "agent", "last_sent", "last_recv", "last_ack", "idle"],
     )
     assert [r[2] for r in activity] == ["active", "pane-gone"]
     listed = cli.json("member", "list", "--fleet-id", fid)
@@ -409,7 +454,8 @@ def test_member_list_activity_json(cli, fleet, activity):
     )
     assert set(idle) == {
         "agent_id", "name", "description", "status", "registered_at", "placement",
-        "pane_state", "last_sent", "last_recv", "last_ack", "idle",
+        "pane_state", "agent_status", "agent_status_since", "last_sent", "last_recv",
+        "last_ack", "idle",
     }  # fmt: skip
 
 
@@ -417,16 +463,17 @@ def test_member_list_activity_text(cli, fleet, activity):
     lines = cli.ok("member", "list", "--fleet-id", str(fleet.fleet_id), "--activity").splitlines()
     assert lines[0] == "3 members:"
     rows = assert_table(
-        lines[1:], ["agent_id", "name", "status", "last_sent", "last_recv", "last_ack", "idle"]
+        lines[1:],
+        ["agent_id", "name", "status", "agent", "last_sent", "last_recv", "last_ack", "idle"],
     )
     listed = cli.json("member", "list", "--fleet-id", str(fleet.fleet_id), "--activity")
     for row, item in zip(rows, listed, strict=True):
         assert row[:3] == [str(item["agent_id"]), item["name"], "active"]
-        for cell, key in zip(row[3:6], ("last_sent", "last_recv", "last_ack"), strict=True):
+        for cell, key in zip(row[4:7], ("last_sent", "last_recv", "last_ack"), strict=True):
             assert cell == (hhmmss(item[key]) if item[key] else "-")
             assert cell == "-" or re.fullmatch(HHMMSS, cell)
-    assert rows[2][3:] == ["-", "-", "-", "-"]
-    assert re.fullmatch(r"\d+[smh]", rows[0][6])
+    assert rows[2][4:] == ["-", "-", "-", "-"]
+    assert re.fullmatch(r"\d+[smh]", rows[0][7])
 
 
 def test_member_list_activity_without_members(cli, fleet):

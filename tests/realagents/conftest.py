@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 
+from realagents.fleet import CLAUDE_EXTRA, Fleet
 from realagents.homes import seed_agent_home
 from realagents.installed import agent_bin_dir
 from realagents.model_server import ScriptedModelServer
@@ -197,3 +198,22 @@ def agent_tmux(agent_home: AgentHome) -> Iterator[AgentTmux]:
         for pid in server.wait_no_leftovers(timeout=5):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def fleet(agent_home: AgentHome, agent_tmux: AgentTmux, tmp_path: Path) -> Iterator[Fleet]:
+    """A fleet whose Director is the private server's first pane, on a fresh database."""
+    env = {
+        **agent_home.env,
+        "CAFLEET_DATABASE_URL": f"sqlite:///{tmp_path / 'cafleet.db'}",
+        "CAFLEET_AGENT_ARGS_CLAUDE": CLAUDE_EXTRA,
+        "TMUX": f"{agent_tmux.socket},0,0",
+        "TMUX_PANE": agent_tmux.run("display-message", "-p", "-t", "main", "#{pane_id}"),
+    }
+    made = Fleet(agent_tmux, env, agent_home.workdir)
+    made.cli("setup", "db")
+    made.cli("setup", "skill", "--agent", "claude", "--agent", "codex", "--agent", "opencode")
+    created = made.cli("fleet", "create", "--name", "real").split()
+    made.fleet_id, made.director = int(created[0]), int(created[1].split("=")[1])
+    yield made
+    made.cli("fleet", "delete", "--fleet-id", str(made.fleet_id), check=False)

@@ -17,6 +17,7 @@ from click.testing import CliRunner, Result
 
 import cafleet.composition
 from cafleet.adapters.fake.clock import FakeClock
+from cafleet.adapters.fake.launch_pads import FakeLaunchPads
 from cafleet.adapters.fake.locator import FakePaneLocator
 from cafleet.adapters.fake.notifier import RecordingNotifier
 from cafleet.adapters.fake.pane_driver import FakePaneDrivers, ThreadLocks
@@ -258,6 +259,7 @@ class FakeComponents(Components):
             locator=harness.locator,
             pane_drivers=harness.pane_drivers,
             keystrokes=fake_keystrokes(harness.pane_drivers, harness.clock),
+            launch_pads=FakeLaunchPads(),
         )
 
 

@@ -20,6 +20,7 @@ from cafleet.domain.agent_profiles import (
     screen_shows,
     session_variables,
 )
+from cafleet.domain.delivery import Channel
 from cafleet.domain.placement import CodingAgent
 
 CLAUDE, CODEX, OPENCODE, CUSTOM = (
@@ -184,7 +185,20 @@ def test_the_built_in_profiles() -> None:
         CodingAgent.CUSTOM: None,
     }
     assert [a for a, p in PROFILES.items() if p.http is not None] == [CodingAgent.OPENCODE]
-    assert OPENCODE.http == HttpFacts("OPENCODE_SERVER_PASSWORD", "opencode", "/session/status")
+    assert OPENCODE.http == HttpFacts(
+        "OPENCODE_SERVER_PASSWORD",
+        "opencode",
+        "/session/status",
+        "/session/{session}/prompt_async",
+        "cafleet",
+        "/permission",
+    )
+    assert {a: p.channels for a, p in PROFILES.items()} == {
+        CodingAgent.CLAUDE: (Channel.CLAUDE_HOOK,),
+        CodingAgent.CODEX: (),
+        CodingAgent.OPENCODE: (Channel.OPENCODE_HTTP,),
+        CodingAgent.CUSTOM: (),
+    }
     assert all(sign == sign.lower() for p in PROFILES.values() for sign in p.dialog_signs)
 
 
@@ -199,9 +213,18 @@ def test_the_signal_rule_is_the_first_the_agent_reports_itself() -> None:
     without = AgentProfiles.resolved(
         {CodingAgent.OPENCODE: ProfileOverrides(ready_rules=(ReadyRule.SCREEN, ReadyRule.WAIT))}
     )[CodingAgent.OPENCODE]
+    neither = AgentProfiles.resolved(
+        {
+            CodingAgent.OPENCODE: ProfileOverrides(
+                ready_rules=(ReadyRule.SCREEN, ReadyRule.WAIT), channels=()
+            )
+        }
+    )[CodingAgent.OPENCODE]
 
     assert profile.signal_rule is ReadyRule.HTTP
-    assert (without.signal_rule, without.server) == (None, None)
+    assert without.signal_rule is None
+    assert without.server is not None  # the opencode-http channel still needs the server
+    assert (neither.signal_rule, neither.server) == (None, None)
 
 
 @pytest.mark.parametrize(
@@ -257,10 +280,11 @@ def test_dialog_signs(profile, screen: str, sign: str | None) -> None:  # type: 
 # --------------------------------------------------------------------------- hook settings
 
 
-def test_claude_hook_settings_record_four_events() -> None:
+def test_claude_hook_settings_record_four_events_and_wait_for_mail_on_stop() -> None:
     record = ["/opt/py bin/python", "-m", "cafleet.hook", "/run/pads/1-7/events"]
+    wait = ["/opt/py bin/python", "-m", "cafleet.hook", "wait", "/run/pads/1-7"]
 
-    text = CLAUDE.hook_settings(record)
+    text = CLAUDE.hook_settings(record, wait)
 
     assert text is not None
     hooks = json.loads(text)["hooks"]
@@ -274,20 +298,28 @@ def test_claude_hook_settings_record_four_events() -> None:
     assert shlex.split(commands["SessionStart"]["command"]) == [*record, "session"]
     assert shlex.split(commands["Notification"]["command"]) == [*record, "waiting"]
     assert "'/opt/py bin/python'" in commands["Stop"]["command"]  # quoted for the hook's shell
+    assert hooks["UserPromptSubmit"][1] == hooks["Stop"][1]  # a turn begun by the hook too
+    [waiter] = hooks["Stop"][1]["hooks"]
+    assert waiter == {
+        "type": "command",
+        "command": shlex.join(wait),
+        "asyncRewake": True,  # runs in the background; exit 2 wakes the session
+        "timeout": 86400,
+    }
 
 
 @pytest.mark.parametrize("profile", [CODEX, OPENCODE, CUSTOM], ids=lambda p: p.coding_agent)
 def test_other_agents_take_no_hook_settings(profile) -> None:  # type: ignore[no-untyped-def]
-    assert profile.hook_settings(["record"]) is None
+    assert profile.hook_settings(["record"], ["wait"]) is None
 
 
-def test_claude_without_the_hook_rule_takes_no_hook_settings() -> None:
+def test_claude_without_the_hook_rule_or_channel_takes_no_hook_settings() -> None:
     profile = AgentProfiles.resolved(
-        {CodingAgent.CLAUDE: ProfileOverrides(ready_rules=(ReadyRule.SCREEN,))}
+        {CodingAgent.CLAUDE: ProfileOverrides(ready_rules=(ReadyRule.SCREEN,), channels=())}
     )[CodingAgent.CLAUDE]
 
     assert profile.uses_hooks is False
-    assert profile.hook_settings(["record"]) is None
+    assert profile.hook_settings(["record"], ["wait"]) is None
 
 
 # --------------------------------------------------------------------------- the prompt on screen

@@ -53,10 +53,10 @@ def test_list_of_one_member_is_a_count_line_and_an_indented_table(run, made) -> 
 
     assert result.stdout == (
         "1 member:\n"
-        "  agent_id  name    status  backend  session  window_id  pane_id  created_at\n"
-        "  --------  ------  ------  -------  -------  ---------  -------  "
+        "  agent_id  name    status  agent    backend  session  window_id  pane_id  created_at\n"
+        "  --------  ------  ------  -------  -------  -------  ---------  -------  "
         "--------------------------------\n"
-        f"  {worker:<8}  worker  active  claude   main     @0         %1       {TS}\n"
+        f"  {worker:<8}  worker  active  unknown  claude   main     @0         %1       {TS}\n"
     )
 
 
@@ -68,11 +68,13 @@ def test_list_counts_several_members_in_id_order_and_shows_pending_panes(run, ma
 
     assert lines[0] == "2 members:"
     assert lines[1] == (
-        "  agent_id  name     status  backend   session  window_id  pane_id  created_at"
+        "  agent_id  name     status  agent    backend   session  window_id  pane_id  created_at"
     )
-    assert lines[3] == f"  {first:<8}  builder  active  opencode  main     @0         %1       {TS}"
-    assert (
-        lines[4] == f"  {second:<8}  watch    active  claude    main     @0         -        {TS}"
+    assert lines[3] == (
+        f"  {first:<8}  builder  active  unknown  opencode  main     @0         %1       {TS}"
+    )
+    assert lines[4] == (
+        f"  {second:<8}  watch    active  -        claude    main     @0         -        {TS}"
     )
 
 
@@ -84,16 +86,16 @@ def test_list_all_shows_every_active_agent_with_its_kind(run, made) -> None:
 
     assert result.stdout == (
         "3 agents:\n"
-        "  agent_id  name           status  kind           backend  session  window_id  pane_id"
-        "  created_at\n"
-        "  --------  -------------  ------  -------------  -------  -------  ---------  -------"
-        "  --------------------------------\n"
-        f"  {director:<8}  Director       active  director       claude   main     @0         %0"
-        f"       {TS}\n"
-        f"  {admin:<8}  Administrator  active  administrator  -        -        -          -"
-        "        -\n"
-        f"  {worker:<8}  worker         active  member         codex    main     @0         %1"
-        f"       {TS}\n"
+        "  agent_id  name           status  kind           agent    backend  session  window_id"
+        "  pane_id  created_at\n"
+        "  --------  -------------  ------  -------------  -------  -------  -------  ---------"
+        "  -------  --------------------------------\n"
+        f"  {director:<8}  Director       active  director       -        claude   main     @0"
+        f"         %0       {TS}\n"
+        f"  {admin:<8}  Administrator  active  administrator  -        -        -        -"
+        "          -        -\n"
+        f"  {worker:<8}  worker         active  member         unknown  codex    main     @0"
+        f"         %1       {TS}\n"
     )
 
 
@@ -126,10 +128,10 @@ def test_list_activity_shows_times_and_idle(run, made) -> None:
 
     assert result.stdout == (
         "2 members:\n"
-        "  agent_id  name    status  last_sent  last_recv  last_ack  idle\n"
-        "  --------  ------  ------  ---------  ---------  --------  ----\n"
-        f"  {worker:<8}  worker  active  08:01:00   08:00:00   08:02:00  4m\n"
-        f"  {quiet:<8}  quiet   active  -          -          -         -\n"
+        "  agent_id  name    status  agent    last_sent  last_recv  last_ack  idle\n"
+        "  --------  ------  ------  -------  ---------  ---------  --------  ----\n"
+        f"  {worker:<8}  worker  active  unknown  08:01:00   08:00:00   08:02:00  4m\n"
+        f"  {quiet:<8}  quiet   active  unknown  -          -          -         -\n"
     )
 
 
@@ -154,6 +156,8 @@ def test_list_json_default_all_and_activity(run, made) -> None:
         "registered_at": TS,
         "placement": placement,
         "pane_state": "running",
+        "agent_status": "unknown",  # no launch pad: nothing says
+        "agent_status_since": None,
     }
     fid = str(made.fleet.fleet_id)
 
@@ -165,6 +169,7 @@ def test_list_json_default_all_and_activity(run, made) -> None:
     assert [a["kind"] for a in everyone] == ["director", "administrator", "member"]
     assert everyone[1]["placement"] is None
     assert [a["pane_state"] for a in everyone] == [None, None, "running"]  # members only
+    assert [a["agent_status"] for a in everyone] == [None, None, "unknown"]
     assert everyone[2] == {**base, "kind": "member"}
     assert activity == [
         {**base, "last_sent": None, "last_recv": None, "last_ack": None, "idle": None}
@@ -290,6 +295,8 @@ def test_show_json(run, made) -> None:
             "ready_rule": "hook",
         },
         "pane_state": "running",
+        "agent_status": "unknown",
+        "agent_status_since": None,
     }
 
 

@@ -4,6 +4,7 @@ nothing, never fail the agent's hook."""
 from __future__ import annotations
 
 import io
+import json
 import stat
 import subprocess
 import sys
@@ -12,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from cafleet.hook import main
+from cafleet.adapters.mailbox import Mailbox
+from cafleet.hook import WAKE_EXIT, main, previews_in
 
 
 @pytest.fixture(autouse=True)
@@ -121,4 +123,134 @@ def test_the_hook_imports_nothing_beyond_the_standard_library() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=30
     )
 
-    assert done.stdout.strip() == "['cafleet']"
+    assert done.stdout.strip() == (
+        "['cafleet', 'cafleet.adapters', 'cafleet.adapters.liveness', 'cafleet.adapters.mailbox']"
+    )
+
+
+# --------------------------------------------------------------------------- waiting for mail
+
+
+def start_waiter(pad: Path) -> subprocess.Popen[str]:
+    waiter = subprocess.Popen(
+        [sys.executable, "-m", "cafleet.hook", "wait", str(pad)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert waiter.stdin is not None
+    waiter.stdin.write('{"hook_event_name": "Stop", "stop_hook_active": false}')
+    waiter.stdin.close()
+    waiter.stdin = None  # communicate() must not flush it again
+    deadline = time.monotonic() + 10
+    while not Mailbox(pad).has_waiter():
+        assert time.monotonic() < deadline, "the waiter never enlisted"
+        assert waiter.poll() is None, waiter.stderr.read() if waiter.stderr else ""
+        time.sleep(0.05)
+    return waiter
+
+
+def test_the_waiter_hands_posted_mail_over_on_stderr_and_exits_2(tmp_path: Path) -> None:
+    pad = tmp_path / "pad"
+    pad.mkdir()
+    waiter = start_waiter(pad)
+
+    Mailbox(pad).post(12, "[cafleet msg 12 from 1 T]\nhello")
+    Mailbox(pad).post(13, "[cafleet msg 13 from 4 T]\nbye")
+    out, err = waiter.communicate(timeout=10)
+
+    assert (waiter.returncode, out) == (WAKE_EXIT, "")
+    assert "[cafleet msg 12 from 1 T]\nhello" in err
+    assert Mailbox(pad).taken_at(12) is not None
+    assert Mailbox(pad).withdraw(12) is False  # taken: the sender cannot take it back
+    assert not Mailbox(pad).has_waiter()
+    assert any(line.startswith("handed:12") for line in (pad / "events").read_text().splitlines())
+
+
+def test_only_one_waiter_waits(tmp_path: Path) -> None:
+    pad = tmp_path / "pad"
+    pad.mkdir()
+    first = start_waiter(pad)
+    try:
+        second = subprocess.run(
+            [sys.executable, "-m", "cafleet.hook", "wait", str(pad)],
+            input="{}", capture_output=True, text=True, timeout=10, check=False,
+        )  # fmt: skip
+        assert (second.returncode, second.stderr) == (0, "")
+        assert first.poll() is None
+    finally:
+        first.kill()
+        first.communicate()
+
+
+def test_the_waiter_leaves_when_its_agent_has_exited(tmp_path: Path) -> None:
+    pad = tmp_path / "pad"
+    pad.mkdir()
+    (pad / "status").write_text("running 1234\n")
+    waiter = start_waiter(pad)
+
+    (pad / "status").write_text("exited 0\n")
+    waiter.communicate(timeout=10)
+    Mailbox(pad).post(12, "nobody reads this")
+
+    assert waiter.returncode == 0
+    assert Mailbox(pad).withdraw(12) is True  # still there for another channel
+
+
+def test_a_message_is_either_taken_or_withdrawn(tmp_path: Path) -> None:
+    box = Mailbox(tmp_path)
+    box.post(1, "one")
+    box.post(2, "two")
+
+    assert box.withdraw(2) is True
+    assert box.take_all() == [(1, "one")]
+    assert (box.withdraw(1), box.take_all()) == (False, [])
+
+
+def test_a_notification_keeps_its_type(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    events = tmp_path / "events"
+    monkeypatch.setattr(sys, "stdin", io.StringIO('{"notification_type": "permission_prompt"}'))
+    main([str(events), "waiting"])
+    monkeypatch.setattr(sys, "stdin", io.StringIO('{"notification_type": "a b;rm"}'))
+    main([str(events), "waiting"])
+
+    assert [line.split(" ")[0] for line in events.read_text().splitlines()] == [
+        "waiting:permission_prompt",
+        "waiting",  # an odd type is not written into the file
+    ]
+
+
+# --------------------------------------------------------------------------- receipts
+
+
+def test_the_previews_in_a_prompt_are_found_by_their_headers() -> None:
+    prompt = (
+        "[cafleet msg 12 from 1 2026-01-01T08:00:00.000000+00:00]\nhello\n\n"
+        "[cafleet msg 13 from 4 2026-01-01T08:00:01.000000+00:00]\nbye"
+    )
+
+    assert previews_in(json.dumps({"prompt": prompt})) == ["12", "13"]
+    assert previews_in(json.dumps({"prompt": "no mail here"})) == []
+    assert previews_in("not json") == []
+
+
+def test_a_prompt_with_previews_starts_a_detached_receipt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started: list[tuple[list[str], dict[str, object]]] = []
+    monkeypatch.setattr(subprocess, "Popen", lambda argv, **kw: started.append((argv, kw)))
+    monkeypatch.setenv("CAFLEET_AGENT_ID", "7")
+    monkeypatch.setattr(
+        sys, "stdin", io.StringIO(json.dumps({"prompt": "[cafleet msg 12 from 1 T]"}))
+    )
+
+    main([str(tmp_path / "events"), "prompt"])
+    monkeypatch.setattr(
+        sys, "stdin", io.StringIO(json.dumps({"prompt": "[cafleet msg 12 from 1 T]"}))
+    )
+    main([str(tmp_path / "events"), "idle"])  # only a taken prompt is a receipt
+
+    [(argv, options)] = started
+    assert argv[1:4] == ["-m", "cafleet.receipt", "7"] and argv[-1] == "12"
+    assert options["start_new_session"] is True

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from cafleet.domain.agent_profiles import PROFILES, LaunchContext, ProfileOverrides, ReadyRule
+from cafleet.domain.delivery import Channel
 from cafleet.domain.errors import Invalid
 from cafleet.domain.placement import CodingAgent
 from cafleet.settings import Settings
@@ -176,6 +177,24 @@ def test_ready_rules_are_a_comma_list(raw: str, rules: tuple[ReadyRule, ...]) ->
     assert s.profiles[CODEX].ready_rules == PROFILES[CODEX].ready_rules
 
 
+@pytest.mark.parametrize(
+    ("agent", "raw", "channels"),
+    [
+        (CLAUDE, "keys", ()),
+        (CLAUDE, "claude-hook, keys", (Channel.CLAUDE_HOOK,)),
+        (OPENCODE, "keys", ()),
+        (OPENCODE, "opencode-http", (Channel.OPENCODE_HTTP,)),
+    ],
+)
+def test_channels_are_a_comma_list_and_keys_alone_turns_the_native_ones_off(
+    agent: CodingAgent, raw: str, channels: tuple[Channel, ...]
+) -> None:
+    s = settings(**{f"CAFLEET_CHANNELS_{agent.value.upper()}": raw})
+
+    assert s.profiles[agent].channels == channels
+    assert settings().profiles[agent].channels == PROFILES[agent].channels
+
+
 @pytest.mark.parametrize(("raw", "seconds"), [("1", 1.0), ("2.5", 2.5), (" 3600 ", 3600.0)])
 def test_start_timeout_is_parsed(raw: str, seconds: float) -> None:
     assert settings(CAFLEET_START_TIMEOUT=raw).start_timeout == seconds
@@ -303,6 +322,18 @@ def test_debug_zero_is_off() -> None:
             "HOOK",
             "invalid value for CAFLEET_READY_RULES_CUSTOM: 'HOOK'"
             " (expected a comma-separated list of screen, wait)",
+        ),
+        (
+            "CAFLEET_CHANNELS_CLAUDE",
+            "opencode-http",
+            "invalid value for CAFLEET_CHANNELS_CLAUDE: 'opencode-http'"
+            " (expected a comma-separated list of claude-hook, keys)",
+        ),
+        (
+            "CAFLEET_CHANNELS_CODEX",
+            "claude-hook",
+            "invalid value for CAFLEET_CHANNELS_CODEX: 'claude-hook'"
+            " (expected a comma-separated list of keys)",
         ),
         (
             "CAFLEET_START_TIMEOUT",

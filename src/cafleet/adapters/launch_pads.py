@@ -19,14 +19,18 @@ import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
+from cafleet.adapters.mailbox import Mailbox
 from cafleet.application.ports import HttpEndpoint, LauncherStatus, LaunchPad, LaunchPads
+from cafleet.domain.agent_status import HookEvent
 from cafleet.domain.errors import Unavailable
 
 LAUNCH_MODULE = "cafleet.launch"
 HOOK_MODULE = "cafleet.hook"
 HTTP_TIMEOUT_SECONDS = 1.0
+ENDPOINT = "endpoint.json"
 
 
 class DirectoryLaunchPad(LaunchPad):
@@ -34,6 +38,19 @@ class DirectoryLaunchPad(LaunchPad):
         self.directory = directory
         self._python = python
         self._endpoint: HttpEndpoint | None = None
+        self._mailbox = Mailbox(directory)
+
+    @property
+    def location(self) -> str:
+        return str(self.directory)
+
+    @staticmethod
+    def reopened(directory: Path, python: str) -> DirectoryLaunchPad:
+        pad = DirectoryLaunchPad(directory, python)
+        with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
+            data = json.loads((directory / ENDPOINT).read_text(encoding="utf-8"))
+            pad._endpoint = HttpEndpoint(int(data["port"]), str(data["password"]))
+        return pad
 
     def launcher(self, argv: Sequence[str], env: Mapping[str, str], cwd: str) -> list[str]:
         data = {
@@ -57,23 +74,61 @@ class DirectoryLaunchPad(LaunchPad):
             probe.bind(("127.0.0.1", 0))
             port = probe.getsockname()[1]
         self._endpoint = HttpEndpoint(port, secrets.token_urlsafe(24))
-        self._create("endpoint.json", json.dumps(self._endpoint.__dict__))
+        self._create(ENDPOINT, json.dumps(self._endpoint.__dict__))
         return self._endpoint
 
     def get(self, path: str, user: str) -> str | None:
+        answer = self._request(path, user, None)
+        return None if answer is None or answer[0] >= 300 else answer[1]
+
+    def post(self, path: str, user: str, payload: Mapping[str, object]) -> int | None:
+        answer = self._request(path, user, json.dumps(payload).encode())
+        return None if answer is None else answer[0]
+
+    def _request(self, path: str, user: str, body: bytes | None) -> tuple[int, str] | None:
         if self._endpoint is None:
             return None
         token = base64.b64encode(f"{user}:{self._endpoint.password}".encode()).decode()
+        headers = {"Authorization": f"Basic {token}"}
+        if body is not None:
+            headers["Content-Type"] = "application/json"
         request = urllib.request.Request(
-            f"http://127.0.0.1:{self._endpoint.port}{path}",
-            headers={"Authorization": f"Basic {token}"},
+            f"http://127.0.0.1:{self._endpoint.port}{path}", data=body, headers=headers
         )
         try:
             with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT_SECONDS) as answer:
-                body: bytes = answer.read()
+                status: int = answer.status
+                text: bytes = answer.read()
+        except urllib.error.HTTPError as refused:
+            return refused.code, ""
         except (OSError, urllib.error.URLError, ValueError):
             return None
-        return body.decode("utf-8", "replace")
+        return status, text.decode("utf-8", "replace")
+
+    def read(self, name: str) -> str | None:
+        try:
+            return (self.directory / name).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    def mail_waiter(self) -> list[str]:
+        return [self._python, "-m", HOOK_MODULE, "wait", str(self.directory)]
+
+    def mail_waiting(self) -> bool:
+        return self._mailbox.has_waiter()
+
+    def post_mail(self, task_id: int, text: str) -> None:
+        try:
+            self._mailbox.post(task_id, text)
+        except OSError as exc:
+            raise Unavailable(f"cannot post to {self.directory}: {exc.strerror or exc}") from None
+
+    def mail_taken_at(self, task_id: int) -> datetime | None:
+        taken = self._mailbox.taken_at(task_id)
+        return None if taken is None else datetime.fromtimestamp(taken, UTC)
+
+    def withdraw_mail(self, task_id: int) -> bool:
+        return self._mailbox.withdraw(task_id)
 
     def status(self) -> LauncherStatus:
         try:
@@ -83,12 +138,25 @@ class DirectoryLaunchPad(LaunchPad):
             return LauncherStatus()
         return LauncherStatus(exit_code=value) if word == "exited" else LauncherStatus(pid=value)
 
-    def events(self) -> tuple[str, ...]:
+    def events(self) -> tuple[HookEvent, ...]:
         try:
             lines = (self.directory / "events").read_text().splitlines()
-        except OSError:
+        except (OSError, UnicodeDecodeError):
             return ()
-        return tuple(line.split(" ", 1)[0] for line in lines if line)
+        found = []
+        for line in lines:
+            name, _, stamp = line.partition(" ")
+            with contextlib.suppress(ValueError, OverflowError, OSError):
+                found.append(HookEvent(name, datetime.fromtimestamp(float(stamp), UTC)))
+        return tuple(found)
+
+    def remember(self, name: str, text: str) -> None:
+        draft = self.directory / f".{name}.{uuid.uuid4().hex}"
+        with contextlib.suppress(OSError):
+            fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            os.replace(draft, self.directory / name)
 
     def mark_ready(self) -> None:
         with contextlib.suppress(OSError):
@@ -121,3 +189,10 @@ class RuntimeLaunchPads(LaunchPads):
         except OSError as exc:
             raise Unavailable(f"cannot create {directory}: {exc.strerror or exc}") from None
         return DirectoryLaunchPad(directory, self._python)
+
+    def reopen(self, location: str) -> DirectoryLaunchPad | None:
+        directory = Path(location)
+        # only a pad of ours: a placement row must not point CAFleet at any other directory
+        if directory.parent != self._root or not directory.is_dir():
+            return None
+        return DirectoryLaunchPad.reopened(directory, self._python)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import socket
 
+from cafleet.adapters.liveness import process_alive
 from cafleet.application.ports import ProcessIdentity
 
 
@@ -16,10 +17,4 @@ class SystemProcess(ProcessIdentity):
         return socket.gethostname()
 
     def alive(self, pid: int) -> bool:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True  # exists, owned by someone else
-        return True
+        return process_alive(pid)

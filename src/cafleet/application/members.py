@@ -7,9 +7,11 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import Enum
 
+from cafleet.application.agent_status import AgentStatusReader
 from cafleet.application.lookups import active_agent, live_fleet
 from cafleet.application.ports import Activity, Clock, PaneDrivers, UnitOfWorkFactory
 from cafleet.domain.agent import Agent, AgentKind
+from cafleet.domain.agent_status import StatusReport
 from cafleet.domain.errors import CafleetError
 from cafleet.domain.panes import PaneInfo
 from cafleet.domain.placement import Multiplexer, PaneState, Placement
@@ -28,6 +30,7 @@ class MemberView:
     placement: Placement | None
     activity: Activity | None = None
     pane: PaneState | None = None  # None: no pane, or its multiplexer did not answer
+    agent_status: StatusReport | None = None  # None: not a member with a pane
 
 
 @dataclass(frozen=True)
@@ -39,11 +42,16 @@ class MemberListing:
 
 class MemberService:
     def __init__(
-        self, uow: UnitOfWorkFactory, clock: Clock, drivers: PaneDrivers | None = None
+        self,
+        uow: UnitOfWorkFactory,
+        clock: Clock,
+        drivers: PaneDrivers | None = None,
+        statuses: AgentStatusReader | None = None,
     ) -> None:
         self._uow = uow
         self._clock = clock
         self._drivers = drivers
+        self._statuses = statuses
 
     def show(self, fleet_id: int, member_id: int) -> MemberView:
         with self._uow() as uow:
@@ -89,5 +97,6 @@ class MemberService:
                     listings[server] = None  # unknown rather than wrong
             panes = listings[server]
             state = None if panes is None else placement.pane_state(panes.get(placement.pane_id))
-            marked.append(replace(view, pane=state))
+            told = None if self._statuses is None else self._statuses.report(placement, state)
+            marked.append(replace(view, pane=state, agent_status=told))
         return marked

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 
+from cafleet.application.agent_status import AgentStatusReader
 from cafleet.application.keystrokes import Keystrokes, KeystrokeSender
 from cafleet.application.lookups import active_agent
 from cafleet.application.ports import (
@@ -27,7 +28,7 @@ from cafleet.domain.agent import Agent, AgentKind, CardKind
 from cafleet.domain.delivery import DeliveryState
 from cafleet.domain.errors import Conflict, NotFound
 from cafleet.domain.fleet import Fleet
-from cafleet.domain.monitor import DueAgent, MonitorRuntime, MonitorSchedule, wake_text
+from cafleet.domain.monitor import DueAgent, MonitorRuntime, MonitorSchedule, state_of, wake_text
 from cafleet.domain.panes import PaneInfo
 from cafleet.domain.placement import Placement
 
@@ -92,6 +93,7 @@ class MonitorService:
         keystrokes: KeystrokeSender,
         process: ProcessIdentity,
         stall_interval: int,
+        statuses: AgentStatusReader | None = None,
     ) -> None:
         self._uow = uow
         self._clock = clock
@@ -99,6 +101,7 @@ class MonitorService:
         self._keystrokes = keystrokes
         self._process = process
         self._stall_interval = stall_interval
+        self._statuses = statuses
 
     # --- the runtime slot ------------------------------------------------------------
 
@@ -139,7 +142,9 @@ class MonitorService:
             uow.commit()
         with self._uow() as uow:
             view = self._view(uow, fleet)
+            unread = uow.messages.pending_counts([t.agent.agent_id for t in view.targets])
         panes, states = self._sweep(view)
+        self._add_agent_states(view, panes, states, unread)
         now = self._clock.now()
         due: list[DueAgent] = []
         observed: dict[int, MonitorSchedule] = {}
@@ -203,6 +208,22 @@ class MonitorService:
             if isinstance(driver, AgentStates):
                 states.update(driver.agent_states())
         return panes, states
+
+    def _add_agent_states(
+        self, view: _FleetView, panes: Sweep, states: dict[str, str], unread: dict[int, int]
+    ) -> None:
+        """Where the multiplexer tells no state (tmux), what each agent says of itself."""
+        if self._statuses is None:
+            return
+        for target in view.targets:
+            placement = target.placement
+            if placement.pane_id is None or placement.pane_id in states:
+                continue
+            info = panes.get((placement.backend.value, placement.socket), {}).get(placement.pane_id)
+            told = self._statuses.report(placement, placement.pane_state(info))
+            state = state_of(told.status, unread.get(target.agent.agent_id, 0))
+            if state is not None:
+                states[placement.pane_id] = state
 
     def _wake(self, view: _FleetView, panes: Sweep, due: list[DueAgent]) -> str | None:
         """None when the wake was typed, else why not."""

@@ -16,12 +16,14 @@ from types import TracebackType
 from typing import Protocol, runtime_checkable
 
 from cafleet.domain.agent import Agent
+from cafleet.domain.agent_status import HookEvent
 from cafleet.domain.delivery import Delivery, PushOutcome
 from cafleet.domain.fleet import Fleet
 from cafleet.domain.message import Message
 from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule
 from cafleet.domain.panes import Key, PaneInfo
 from cafleet.domain.placement import CodingAgent, Multiplexer, PaneLocation, Placement
+from cafleet.domain.preview import preview
 from cafleet.domain.skills import SkillHome, SkillInstall
 
 
@@ -117,9 +119,15 @@ class DeliveryRepository(Protocol):
     def add(self, delivery: Delivery) -> None: ...
     def get(self, task_id: int, recipient_agent_id: int) -> Delivery | None: ...
     def save(self, delivery: Delivery) -> None: ...
+    def confirm(self, recipient_agent_id: int, task_ids: Sequence[int], at: datetime) -> int:
+        """Mark the sent attempts of these messages to this recipient as taken in by the
+        agent itself (first time only); how many rows changed."""
+        ...
+
     def for_task(self, task_id: int) -> list[Delivery]: ...
     def for_tasks(self, task_ids: Sequence[int]) -> list[Delivery]:
-        """The ledger rows of many messages at once (for listing them with their outcome)."""
+        """The ledger rows of many messages at once (for listing them with their outcome),
+        earlier attempts first."""
         ...
 
     def count_pending_since(self, before: datetime) -> int: ...
@@ -257,8 +265,13 @@ class HttpEndpoint:
 
 
 class LaunchPad(Protocol):
-    """One member's private start-up directory: its launch file, hook files, and what the
-    launcher and the agent itself (hooks, its HTTP server) report while it starts."""
+    """One member's private directory: its launch file, hook files, its mailbox, and what
+    the launcher and the agent itself (hooks, its HTTP server) report."""
+
+    @property
+    def location(self) -> str:
+        """Where the pad is; recorded in the placement so later commands can reopen it."""
+        ...
 
     def launcher(self, argv: Sequence[str], env: Mapping[str, str], cwd: str) -> list[str]:
         """Write the launch file (mode 0600); the argv that starts the launcher on it."""
@@ -281,9 +294,39 @@ class LaunchPad(Protocol):
         answer (yet)."""
         ...
 
+    def post(self, path: str, user: str, payload: Mapping[str, object]) -> int | None:
+        """POST JSON to the reserved endpoint; the HTTP status, or None when it does not
+        answer."""
+        ...
+
+    def read(self, name: str) -> str | None:
+        """A file of the pad (see `write`), or None when it is not there."""
+        ...
+
+    def mail_waiter(self) -> list[str]:
+        """The argv of a hook that waits for this member's mail and hands it over."""
+        ...
+
+    def mail_waiting(self) -> bool:
+        """Whether such a hook is waiting now."""
+        ...
+
+    def post_mail(self, task_id: int, text: str) -> None: ...
+    def mail_taken_at(self, task_id: int) -> datetime | None:
+        """When the waiting hook took the message, or None while it has not."""
+        ...
+
+    def withdraw_mail(self, task_id: int) -> bool:
+        """Take an untaken message back; False when the hook had taken it first."""
+        ...
+
     def status(self) -> LauncherStatus: ...
-    def events(self) -> tuple[str, ...]:
-        """Event names recorded by the agent's hooks, oldest first."""
+    def events(self) -> tuple[HookEvent, ...]:
+        """What the agent's hooks recorded, oldest first."""
+        ...
+
+    def remember(self, name: str, text: str) -> None:
+        """Write (or replace) a small private note in the pad; best effort."""
         ...
 
     def mark_ready(self) -> None:
@@ -297,6 +340,9 @@ class LaunchPad(Protocol):
 
 class LaunchPads(Protocol):
     def prepare(self, fleet_id: int, agent_id: int) -> LaunchPad: ...
+    def reopen(self, location: str) -> LaunchPad | None:
+        """The pad of a running member, or None when it is gone."""
+        ...
 
 
 class PaneLocks(Protocol):
@@ -362,6 +408,7 @@ class PushTarget:
     coding_agent: CodingAgent
     agent_commands: tuple[str, ...] = ()
     ready: bool = True  # False while the member's agent is still starting
+    launch_pad: str | None = None  # the member's private directory, for native channels
 
     @staticmethod
     def of(placement: Placement) -> PushTarget:
@@ -375,6 +422,7 @@ class PushTarget:
             coding_agent=placement.coding_agent,
             agent_commands=placement.agent_commands,
             ready=not placement.is_starting,
+            launch_pad=placement.launch_pad,
         )
 
 
@@ -387,6 +435,20 @@ class Announcement:
     created_at: datetime
     text: str
     target: PushTarget
+
+    def preview(self, max_text_len: int) -> str:
+        """What the recipient's agent is shown, on any channel."""
+        return preview(self.task_id, self.from_agent_id, self.created_at, self.text, max_text_len)
+
+
+class NativeChannel(Protocol):
+    """One way into an agent other than keystrokes (its hook, its own server)."""
+
+    def offer(self, announcement: Announcement, text: str) -> PushOutcome | None:
+        """Hand `text` to the agent; SENT settles the delivery, anything else lets the
+        next channel try, and None says the channel does not reach this member at all (no
+        attempt is recorded). Never raises for trouble with the agent."""
+        ...
 
 
 class Notifier(Protocol):

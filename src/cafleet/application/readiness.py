@@ -9,11 +9,13 @@ dialog up), and fails with the reason and the pane's last lines otherwise.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 from cafleet.application.ports import Clock, LaunchPad, PaneDriver
 from cafleet.domain.agent_profiles import (
     PROMPT_TAKEN,
+    SESSION_FILE,
     AgentProfile,
     ReadyRule,
     prompt_mark,
@@ -114,15 +116,16 @@ class StartWatcher:
         """The first rule of the profile that holds; `waited` is how long the agent has
         been in front with no dialog."""
         signal = profile.signal_rule
-        if signal is ReadyRule.HOOK and PROMPT_TAKEN in pad.events():
+        if signal is ReadyRule.HOOK and any(e.name == PROMPT_TAKEN for e in pad.events()):
             return signal
         http = profile.http
-        if (
-            signal is ReadyRule.HTTP
-            and http
-            and http.prompt_taken(pad.get(http.status_path, http.user))
-        ):
-            return signal
+        if signal is ReadyRule.HTTP and http:
+            busy = http.busy_sessions(pad.get(http.status_path, http.user))
+            if busy:
+                if len(busy) == 1:  # the server is this member's own: its busy session is ours
+                    with contextlib.suppress(CafleetError):
+                        pad.write(SESSION_FILE, busy[0])
+                return signal
         if signal is not None and waited < HOOK_GRACE_SECONDS:
             return None
         if ReadyRule.SCREEN in profile.ready_rules and screen_shows(screen, mark):

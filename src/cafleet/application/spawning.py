@@ -140,7 +140,7 @@ class MemberSpawner:
         placement: Placement,
     ) -> list[str]:
         profile = self._profiles[checked.spec.coding_agent]
-        settings = profile.hook_settings(pad.event_recorder())
+        settings = profile.hook_settings(pad.event_recorder(), pad.mail_waiter())
         server = profile.server
         endpoint = pad.endpoint() if server else None
         argv = checked.spec.argv(
@@ -294,7 +294,7 @@ class MemberSpawner:
         agent: Agent,
         pad: LaunchPad,
     ) -> Placement:
-        recorded = placement.with_pane(pane_id)
+        recorded = placement.with_pane(pane_id, launch_pad=pad.location)
         failure: str | None = None
         try:
             with self._uow(write=True) as uow:

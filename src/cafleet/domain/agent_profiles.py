@@ -21,6 +21,8 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import TypeVar
 
+from cafleet.domain.agent_status import AgentStatus, HookEvent, StatusReport
+from cafleet.domain.delivery import Channel
 from cafleet.domain.placement import CodingAgent
 
 T = TypeVar("T")
@@ -50,6 +52,10 @@ CLAUDE_HOOK_EVENTS = {
     "Notification": "waiting",
 }
 PROMPT_TAKEN = "prompt"
+SESSION_FILE = "agent-session"  # in the launch pad: the agent's own session id, once known
+OPENCODE_AGENT = "cafleet"  # the preset `cafleet setup skill --agent opencode` writes
+WAITER_EVENTS = ("UserPromptSubmit", "Stop")
+MAIL_WAIT_SECONDS = 86400  # how long a waiting Stop hook may live (Claude's hook timeout)
 
 
 @dataclass(frozen=True)
@@ -78,18 +84,43 @@ class ConfigHome:
 
 @dataclass(frozen=True)
 class HttpFacts:
-    """How to ask an agent's own HTTP server whether it took a prompt."""
+    """How to ask an agent's own HTTP server whether it took a prompt, and how to post one."""
 
     password_variable: str  # the agent protects its server with this variable's value
     user: str
-    status_path: str  # answers a JSON object with an entry per busy session
+    status_path: str  # answers a JSON object with an entry per busy session of this process
+    prompt_path: str  # `{session}` is replaced; queues the prompt when the session is busy
+    agent: str  # the agent preset every prompt runs under
+    permission_path: str  # answers a JSON list of the permission requests awaiting a person
 
     def prompt_taken(self, answer: str | None) -> bool:
+        return bool(self.busy_sessions(answer))
+
+    @staticmethod
+    def busy_sessions(answer: str | None) -> tuple[str, ...]:
         try:
             sessions = json.loads(answer) if answer else None
         except ValueError:
-            return False
-        return isinstance(sessions, dict) and bool(sessions)
+            return ()
+        return tuple(str(s) for s in sessions) if isinstance(sessions, dict) else ()
+
+    def status(self, session: str, busy: str | None, asking: str | None) -> AgentStatus | None:
+        """The session's status from the status and permission answers; None when the
+        server did not answer."""
+        if busy is None:
+            return None
+        try:
+            requests = json.loads(asking) if asking else []
+        except ValueError:
+            requests = []
+        if isinstance(requests, list) and requests:
+            return AgentStatus.WAITING
+        return AgentStatus.WORKING if session in self.busy_sessions(busy) else AgentStatus.IDLE
+
+    def prompt(self, session: str, text: str) -> tuple[str, dict[str, object]]:
+        """The path and JSON body that hand `text` to `session` as a user prompt."""
+        body: dict[str, object] = {"agent": self.agent, "parts": [{"type": "text", "text": text}]}
+        return self.prompt_path.format(session=session), body
 
 
 @dataclass(frozen=True)
@@ -108,16 +139,27 @@ class AgentProfile:
     exit_text: str = "/exit"
     notes: str = ""  # one line for `cafleet doctor`
     http: HttpFacts | None = None  # the agent's own HTTP server, where it has one
+    # how a message reaches the agent without keystrokes, tried in order before `keys`
+    channels: tuple[Channel, ...] = ()
+    # what each hook event (`kind` or `kind:detail`) says the agent is doing
+    hook_statuses: Mapping[str, AgentStatus] = field(default_factory=dict)
     config_home: ConfigHome | None = None  # None: the agent has no skills home
 
     @property
     def uses_hooks(self) -> bool:
-        return ReadyRule.HOOK in self.ready_rules
+        return ReadyRule.HOOK in self.ready_rules or Channel.CLAUDE_HOOK in self.channels
 
     @property
     def server(self) -> HttpFacts | None:
-        """The agent's own HTTP server, when a readiness rule asks it (else not opened)."""
-        return self.http if ReadyRule.HTTP in self.ready_rules else None
+        """The agent's own HTTP server, when a readiness rule or a channel asks it (else
+        not opened)."""
+        wanted = ReadyRule.HTTP in self.ready_rules or Channel.OPENCODE_HTTP in self.channels
+        return self.http if wanted else None
+
+    @property
+    def possible_channels(self) -> tuple[Channel, ...]:
+        """The channels this agent can take a message through: its own, then keys."""
+        return (*PROFILES[self.coding_agent].channels, Channel.KEYS)
 
     @property
     def possible_rules(self) -> tuple[ReadyRule, ...]:
@@ -158,18 +200,41 @@ class AgentProfile:
         """Whether the screen shows a turn during which the agent drops a shell command."""
         return _sign_at_bottom(self.shell_busy_signs, screen, "", TYPING_DIALOG_ROWS) is not None
 
-    def hook_settings(self, record_command: Sequence[str]) -> str | None:
-        """Settings to hand the agent at launch so it reports its own state, or None.
+    def status_from_events(self, events: Sequence[HookEvent]) -> StatusReport | None:
+        """The status the latest telling hook event gives, or None when none tells."""
+        for event in reversed(events):
+            status = self.hook_statuses.get(event.name) or self.hook_statuses.get(event.kind)
+            if status is not None:
+                return StatusReport(status, event.at)
+        return None
 
-        `record_command` is the argv that appends one event to the member's event file; the
-        event name is added as its last argument.
+    def hook_settings(
+        self, record_command: Sequence[str], wait_command: Sequence[str]
+    ) -> str | None:
+        """Settings to hand the agent at launch so it reports its own state and, with the
+        hook channel, waits for mail when it stops; or None.
+
+        `record_command` is the argv that appends one event to the member's event file (the
+        event name is added as its last argument); `wait_command` waits for mail and hands
+        it over by exiting 2, which wakes the session (Claude Code's `asyncRewake`).
         """
         if self.coding_agent is not CodingAgent.CLAUDE or not self.uses_hooks:
             return None
-        hooks = {
+        hooks: dict[str, list[dict[str, object]]] = {
             event: [{"hooks": [{"type": "command", "command": shlex.join([*record_command, tag])}]}]
             for event, tag in CLAUDE_HOOK_EVENTS.items()
         }
+        if Channel.CLAUDE_HOOK in self.channels:
+            waiter = {
+                "type": "command",
+                "command": shlex.join(wait_command),
+                "asyncRewake": True,
+                "timeout": MAIL_WAIT_SECONDS,
+            }
+            # one waits from each turn's start (so a turn begun by the hook itself has one)
+            # and from each stop; a second waiter leaves at once
+            for event in WAITER_EVENTS:
+                hooks[event].append({"hooks": [waiter]})
         return json.dumps({"hooks": hooks}, indent=2)
 
 
@@ -231,7 +296,7 @@ def _opencode_argv(launch: LaunchContext) -> list[str]:
     return [
         launch.binary,
         "--agent",
-        "cafleet",
+        OPENCODE_AGENT,
         *port,
         *_model_option(launch.model),
         *launch.extra_args,
@@ -254,7 +319,15 @@ PROFILES: Mapping[CodingAgent, AgentProfile] = {
             "esc to cancel",
         ),
         session_variables=("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SSE_PORT"),
-        notes="dontAsk with an allow rule for cafleet; hooks report prompt/idle/waiting",
+        notes="dontAsk with an allow rule for cafleet; hooks report state and take mail",
+        channels=(Channel.CLAUDE_HOOK,),
+        hook_statuses={
+            "prompt": AgentStatus.WORKING,
+            "handed": AgentStatus.WORKING,  # the waiting hook woke it with mail
+            "idle": AgentStatus.IDLE,
+            "waiting": AgentStatus.WAITING,  # a permission prompt or a question
+            "waiting:idle_prompt": AgentStatus.IDLE,  # the reminder after a minute idle
+        },
         config_home=ConfigHome("CLAUDE_CONFIG_DIR", ".claude"),
     ),
     CodingAgent.CODEX: AgentProfile(
@@ -283,7 +356,15 @@ PROFILES: Mapping[CodingAgent, AgentProfile] = {
         shell_busy_signs=("esc interrupt", "esc again to interrupt"),
         session_variables=("OPENCODE", "OPENCODE_PID"),
         notes="the cafleet agent preset holds the permission floor; its HTTP server says busy",
-        http=HttpFacts("OPENCODE_SERVER_PASSWORD", "opencode", "/session/status"),
+        http=HttpFacts(
+            "OPENCODE_SERVER_PASSWORD",
+            "opencode",
+            "/session/status",
+            "/session/{session}/prompt_async",
+            OPENCODE_AGENT,
+            "/permission",
+        ),
+        channels=(Channel.OPENCODE_HTTP,),
         config_home=ConfigHome("XDG_CONFIG_HOME", ".config", "opencode"),
     ),
     CodingAgent.CUSTOM: AgentProfile(
@@ -329,6 +410,7 @@ class ProfileOverrides:
     foreground_names: tuple[str, ...] | None = None
     extra_args: tuple[str, ...] = ()
     ready_rules: tuple[ReadyRule, ...] | None = None
+    channels: tuple[Channel, ...] | None = None  # the native ones; keys always comes last
 
 
 @dataclass(frozen=True)
@@ -348,6 +430,7 @@ class AgentProfiles:
                 foreground_names=_pick(change.foreground_names, profile.foreground_names),
                 extra_args=change.extra_args,
                 ready_rules=_pick(change.ready_rules, profile.ready_rules),
+                channels=_pick(change.channels, profile.channels),
             )
         return AgentProfiles(resolved)
 

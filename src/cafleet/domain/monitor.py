@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
+from cafleet.domain.agent_status import AgentStatus
 from cafleet.domain.preview import sanitized
 
 DIRECTOR_INTERVAL_SECONDS = 180
@@ -18,11 +19,28 @@ MIN_STALE_SECONDS = 15
 
 INTERVAL = "interval"
 STALL_CHECK = "stall-check"
-NATIVE_WAKE_STATES = ("blocked", "done")
+UNREAD_WHILE_IDLE = "idle-unread"
+# worth a wake on change: waiting for a person, finished, or idle with mail it has not read
+NATIVE_WAKE_STATES = ("blocked", "done", UNREAD_WHILE_IDLE)
+WORKING = "working"
 
 
 def status_reason(state: str) -> str:
     return f"status:{state}"
+
+
+def state_of(status: AgentStatus, unread: int) -> str | None:
+    """An agent's own status in the monitor's words (herdr's: idle, working, blocked, done),
+    with mail waiting while it idles as a state of its own."""
+    match status:
+        case AgentStatus.WAITING:
+            return "blocked"
+        case AgentStatus.WORKING:
+            return WORKING
+        case AgentStatus.IDLE:
+            return UNREAD_WHILE_IDLE if unread else "idle"
+        case _:
+            return None
 
 
 @dataclass(frozen=True)
@@ -56,7 +74,12 @@ class MonitorSchedule:
         reasons = []
         if _elapsed(self.last_ping_at, now, self.interval_seconds):
             reasons.append(INTERVAL)
-        if stall_interval > 0 and _elapsed(self.last_stall_check_at, now, stall_interval):
+        stalls = native_status != WORKING  # an agent that says it works is not stalled
+        if (
+            stall_interval > 0
+            and stalls
+            and _elapsed(self.last_stall_check_at, now, stall_interval)
+        ):
             reasons.append(STALL_CHECK)
         if native_status in NATIVE_WAKE_STATES and native_status != self.last_native_status:
             reasons.append(status_reason(native_status))

@@ -54,6 +54,7 @@ class Placement:
     agent_commands: tuple[str, ...] = ()
     ready_at: datetime | None = None  # when the agent was seen able to take text
     ready_rule: str | None = None  # which signal said so (see domain/agent_profiles.py)
+    launch_pad: str | None = None  # the member's private directory (hooks, its server)
 
     @property
     def is_pending(self) -> bool:
@@ -77,8 +78,8 @@ class Placement:
     def is_member(self) -> bool:
         return self.director_agent_id is not None
 
-    def with_pane(self, pane_id: str) -> Placement:
-        return replace(self, pane_id=pane_id)
+    def with_pane(self, pane_id: str, launch_pad: str | None = None) -> Placement:
+        return replace(self, pane_id=pane_id, launch_pad=launch_pad)
 
 
 def director_placement(

@@ -52,7 +52,7 @@ def test_doctor_outside_a_multiplexer_prints_every_section_and_exits_1(installed
     assert section(result.stdout, "multiplexer") == [f"  error:         {NO_MUX}"]
     assert section(result.stdout, "database") == [
         f"  url:           sqlite:///{installed.db_path}",
-        "  revision:      0003 (head)",
+        "  revision:      0004 (head)",
         "  journal_mode:  wal",
         "  pending:       0 deliveries",
     ]
@@ -84,8 +84,8 @@ def test_doctor_json_outside_a_multiplexer(installed, cli_version):
     }
     assert report["database"] == {
         "url": f"sqlite:///{installed.db_path}",
-        "revision": "0003",
-        "head": "0003",
+        "revision": "0004",
+        "head": "0004",
         "journal_mode": "wal",
         "pending_deliveries": 0,
     }
@@ -129,31 +129,31 @@ def test_doctor_json_with_the_database_missing_uses_nulls(sandbox):
     assert report["database"] == {
         "url": f"sqlite:///{sandbox.db_path}",
         "revision": None,
-        "head": "0003",
+        "head": "0004",
         "journal_mode": None,
         "pending_deliveries": None,
     }
     assert report["skills"]["installs"] == []
 
 
-@pytest.mark.parametrize("revision", ["0001", "0002"])
+@pytest.mark.parametrize("revision", ["0001", "0002", "0003"])
 def test_doctor_with_a_database_behind_head(installed, revision):
     installed.sql("UPDATE alembic_version SET version_num = ?", revision)
 
     result = installed.run("doctor")
 
     assert result.code == 1, result
-    assert f"  revision:      {revision} (behind head 0003)" in result.lines
+    assert f"  revision:      {revision} (behind head 0004)" in result.lines
     report = json.loads(installed.run("--json", "doctor").stdout)
     assert (report["ok"], report["database"]["revision"]) == (False, revision)
-    assert report["database"]["head"] == "0003"
+    assert report["database"]["head"] == "0004"
 
 
 def test_doctor_with_no_installs_recorded(migrated, cli_version):
     result = migrated.run("doctor")
 
     assert result.code == 1, result
-    assert "  revision:      0003 (head)" in result.lines
+    assert "  revision:      0004 (head)" in result.lines
     assert section(result.stdout, "skills") == [f"  cli_version: {cli_version}", NO_INSTALLS]
 
 
@@ -258,7 +258,7 @@ def test_doctor_inside_tmux_with_everything_current_exits_0(installed, private_t
     ]
     assert private_tmux.window_id.startswith("@")
     assert private_tmux.pane_id.startswith("%")
-    assert "  revision:      0003 (head)" in result.lines
+    assert "  revision:      0004 (head)" in result.lines
     _, claude_line = section(result.stdout, "skills")
     assert skill_row(claude_line)[3] == "ok"
 
@@ -346,6 +346,7 @@ def test_doctor_shows_what_runs_for_each_agent(installed):
         f"    runs:     {claude} --permission-mode dontAsk --allowedTools 'Bash(cafleet:*)'"
         " --name '<name>' --settings '<hook settings>' -- '<prompt>'",
         "    ready by: hook, screen, wait",
+        "    delivers: claude-hook, then keys",
         "    in front: claude",
         "    submit:   0.2s after the text",
         f"  codex: {codex}",
@@ -353,11 +354,13 @@ def test_doctor_shows_what_runs_for_each_agent(installed):
         " -c allow_login_shell=false -c sandbox_workspace_write.network_access=true"
         f" --add-dir {database_dir} -- '<prompt>'",
         "    ready by: screen, wait",
+        "    delivers: keys",
         "    in front: codex, node",
         "    submit:   0.3s after the text",
         "  opencode: not found on PATH",
         "    runs:     opencode --agent cafleet --port '<free port>' --prompt '<prompt>'",
         "    ready by: http, wait",
+        "    delivers: opencode-http, then keys",
         "    in front: opencode, node, bun",
         "    submit:   0.3s after the text",
     ]
@@ -372,7 +375,7 @@ def test_doctor_json_lists_each_agent_profile(installed):
     assert [a["coding_agent"] for a in agents] == ["claude", "codex", "opencode"]
     for agent in agents:
         assert list(agent) == [
-            "coding_agent", "binary", "argv", "foreground_names", "ready_rules",
+            "coding_agent", "binary", "argv", "foreground_names", "ready_rules", "channels",
             "submit_delay", "notes",
         ]  # fmt: skip
         assert isinstance(agent["notes"], str) and agent["notes"]
@@ -412,6 +415,7 @@ def test_doctor_agents_follow_the_settings(installed):
     settings = {
         "PATH": str(bin_dir),
         "CAFLEET_READY_RULES_CLAUDE": "screen,wait",
+        "CAFLEET_CHANNELS_CLAUDE": "keys",
         "CAFLEET_AGENT_COMMANDS_CLAUDE": "claude,2.1.332",
         "CAFLEET_AGENT_ARGS_CODEX": "--search --profile 'my profile'",
         "CAFLEET_SUBMIT_DELAY_OPENCODE": "1.5",
@@ -422,7 +426,9 @@ def test_doctor_agents_follow_the_settings(installed):
 
     claude, codex, opencode = report["agents"]
     assert claude["ready_rules"] == ["screen", "wait"]
-    assert "--settings" not in claude["argv"]  # no hooks when the hook rule is off
+    assert "--settings" not in claude["argv"]  # no hooks with the hook rule and channel off
+    assert [claude["channels"], codex["channels"]] == [["keys"], ["keys"]]
+    assert opencode["channels"] == ["opencode-http", "keys"]
     assert claude["foreground_names"] == ["claude", "2.1.332"]
     assert codex["argv"][-5:] == ["--search", "--profile", "my profile", "--", "<prompt>"]
     assert opencode["submit_delay"] == 1.5
@@ -431,12 +437,20 @@ def test_doctor_agents_follow_the_settings(installed):
         "    runs:     claude --permission-mode dontAsk --allowedTools 'Bash(cafleet:*)'"
         " --name '<name>' -- '<prompt>'"
     )
-    assert agents[2:4] == ["    ready by: screen, wait", "    in front: claude, 2.1.332"]
+    assert agents[2:5] == [
+        "    ready by: screen, wait",
+        "    delivers: keys",
+        "    in front: claude, 2.1.332",
+    ]
     assert agents[-1] == "    submit:   1.5s after the text"
 
 
-def test_doctor_shows_no_port_for_opencode_when_the_http_rule_is_off(installed):
-    settings = {"PATH": str(fake_agents(installed)), "CAFLEET_READY_RULES_OPENCODE": "wait"}
+def test_doctor_shows_no_port_for_opencode_when_nothing_asks_its_server(installed):
+    settings = {
+        "PATH": str(fake_agents(installed)),
+        "CAFLEET_READY_RULES_OPENCODE": "wait",
+        "CAFLEET_CHANNELS_OPENCODE": "keys",
+    }
 
     report = json.loads(installed.run("--json", "doctor", env=settings).stdout)
 

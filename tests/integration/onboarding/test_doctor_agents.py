@@ -57,6 +57,20 @@ def test_doctor_applies_the_users_overrides(installed: Any) -> None:
             "CAFLEET_AGENT_COMMANDS_CLAUDE": "claude,2.1.332",
         },
     )
+    hooked = agents_of(
+        json.loads(
+            installed.run("--json", "doctor", env={"CAFLEET_READY_RULES_CLAUDE": "screen"}).stdout
+        )
+    )["claude"]
+    unhooked = agents_of(
+        json.loads(
+            installed.run(
+                "--json",
+                "doctor",
+                env={"CAFLEET_READY_RULES_CLAUDE": "screen", "CAFLEET_CHANNELS_CLAUDE": "keys"},
+            ).stdout
+        )
+    )["claude"]
 
     agents = agents_of(json.loads(done.stdout))
     codex = agents["codex"]["argv"]
@@ -66,7 +80,10 @@ def test_doctor_applies_the_users_overrides(installed: Any) -> None:
     ]
     assert agents["opencode"]["submit_delay"] == 0.7
     assert agents["claude"]["ready_rules"] == ["screen"]
-    assert "--settings" not in agents["claude"]["argv"]  # no hooks to hand over
+    assert "--settings" in hooked["argv"]  # the hook channel still needs its hooks
+    assert hooked["channels"] == ["claude-hook", "keys"]
+    assert "--settings" not in unhooked["argv"]  # no hook to hand over
+    assert unhooked["channels"] == ["keys"]
     assert agents["claude"]["foreground_names"] == ["claude", "2.1.332"]
 
 

@@ -49,7 +49,8 @@ STEP = 0.05
 # A stand-in for Claude Code: takes Claude Code's command line, records it, runs the demo agent
 # with the spawn prompt (and the flags in FAKE_CLAUDE_DEMO_FLAGS), and once the agent is up runs
 # the UserPromptSubmit hooks of its --settings file the way Claude Code does when it takes a
-# prompt.
+# prompt. It runs no background (asyncRewake) hook, so no mail waiter ever waits: messages
+# reach it by keystrokes, the ladder's last rung (the real hook channel is in realagents/).
 FAKE_CLAUDE = """#!{python}
 import json, os, shlex, subprocess, sys, threading, time
 
@@ -67,6 +68,8 @@ def take_prompt(settings):
         time.sleep(0.05)
     for entry in hooks.get("UserPromptSubmit", []):
         for hook in entry["hooks"]:
+            if hook.get("asyncRewake"):
+                continue  # like a Claude Code without background hooks: mail comes by keys
             subprocess.run(hook["command"], shell=True, input=b"{}", check=False)
 
 

@@ -128,6 +128,7 @@ def test_a_claude_member_without_hooks_is_ready_by_its_prompt_on_screen(
     fleet = pane_fleet
     fleet.use_fake_claude()
     fleet.env["CAFLEET_READY_RULES_CLAUDE"] = "screen,wait"
+    fleet.env["CAFLEET_CHANNELS_CLAUDE"] = "keys"
 
     member = fleet.create_claude_member("worker", prompt="Review the parser module please.")
 

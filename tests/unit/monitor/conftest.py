@@ -20,6 +20,7 @@ from cafleet.adapters.fake.clock import FakeClock
 from cafleet.adapters.fake.locator import FakePaneLocator
 from cafleet.adapters.fake.pane_driver import FakePane, FakePaneDriver, FakePaneDrivers, ThreadLocks
 from cafleet.adapters.fake.store import MemoryStore, MemoryUnitOfWork
+from cafleet.application.agent_status import AgentStatusReader
 from cafleet.application.fleets import FleetService
 from cafleet.application.keystrokes import KeystrokeSender
 from cafleet.application.monitoring import MonitorService, TickReport
@@ -335,7 +336,11 @@ class MonitorFleet:
         return KeystrokeSender(self.drivers, ThreadLocks(), self.clock, NO_DELAY_PROFILES)
 
     def service(
-        self, *, stall_interval: int = DEFAULT_STALL, process: FakeProcess | None = None
+        self,
+        *,
+        stall_interval: int = DEFAULT_STALL,
+        process: FakeProcess | None = None,
+        statuses: AgentStatusReader | None = None,
     ) -> MonitorService:
         return MonitorService(
             self.store,
@@ -344,6 +349,7 @@ class MonitorFleet:
             self.keystrokes(),
             process or self.process,
             stall_interval,
+            statuses,
         )
 
     def fleets(self) -> FleetService:

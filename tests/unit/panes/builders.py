@@ -31,7 +31,7 @@ from cafleet.application.spawning import MemberSpawner, SpawnContext
 from cafleet.application.teardown import PaneTeardown
 from cafleet.domain.agent import Agent, CardKind
 from cafleet.domain.agent_profiles import PROFILES, AgentProfiles, ProfileOverrides, ReadyRule
-from cafleet.domain.delivery import Delivery
+from cafleet.domain.delivery import Channel, Delivery
 from cafleet.domain.fleet import Fleet
 from cafleet.domain.monitor import MonitorSchedule
 from cafleet.domain.panes import Key, PaneInfo
@@ -234,16 +234,20 @@ def profiles_with(
     delays: Mapping[str, float],
     commands: Mapping[str, tuple[str, ...]] | None = None,
     ready_rules: Mapping[str, tuple[ReadyRule, ...]] | None = None,
+    channels: Mapping[str, tuple[Channel, ...]] | None = None,
 ) -> AgentProfiles:
-    """The built-in profiles with these submit delays, foreground names and ready rules."""
+    """The built-in profiles with these submit delays, foreground names, ready rules and
+    native channels."""
     commands = commands or {}
     ready_rules = ready_rules or {}
+    channels = channels or {}
     return AgentProfiles.resolved(
         {
             agent: ProfileOverrides(
                 submit_delay=delays.get(agent.value),
                 foreground_names=commands.get(agent.value),
                 ready_rules=ready_rules.get(agent.value),
+                channels=channels.get(agent.value),
             )
             for agent in PROFILES
         }
@@ -262,6 +266,7 @@ class PaneRig:
         default_factory=lambda: {a.value: p.foreground_names for a, p in PROFILES.items()}
     )
     ready_rules: dict[str, tuple[ReadyRule, ...]] = field(default_factory=dict)
+    channels: dict[str, tuple[Channel, ...]] = field(default_factory=dict)
     locks: PaneLocks = field(default_factory=ThreadLocks)
     pads: FakeLaunchPads = field(default_factory=FakeLaunchPads)
 
@@ -275,7 +280,9 @@ class PaneRig:
         return KeystrokeSender(self.drivers, locks or self.locks, self.clock, self.profiles())
 
     def profiles(self) -> AgentProfiles:
-        return profiles_with(self.submit_delays, self.agent_commands, self.ready_rules)
+        return profiles_with(
+            self.submit_delays, self.agent_commands, self.ready_rules, self.channels
+        )
 
     def teardown(self) -> PaneTeardown:
         return PaneTeardown(self.keystrokes(), self.drivers, self.clock)

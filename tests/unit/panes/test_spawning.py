@@ -259,16 +259,31 @@ def test_claude_gets_hook_settings_that_record_its_events_in_the_pad(
     }
     assert commands == {
         "SessionStart": [f"record-event {events} session"],
-        "UserPromptSubmit": [f"record-event {events} prompt"],
-        "Stop": [f"record-event {events} idle"],
+        "UserPromptSubmit": [f"record-event {events} prompt", f"wait-for-mail {pad.location}"],
+        "Stop": [f"record-event {events} idle", f"wait-for-mail {pad.location}"],
         "Notification": [f"record-event {events} waiting"],
     }
+    waiter = settings["hooks"]["Stop"][1]["hooks"][0]
+    assert (waiter["asyncRewake"], waiter["timeout"]) == (True, 86400)
 
 
-def test_claude_without_the_hook_rule_gets_no_hook_settings(
+def test_claude_without_the_hook_channel_gets_no_mail_waiter(
+    rig: PaneRig, spawning: Spawning
+) -> None:
+    rig.channels = {"claude": ()}
+
+    created = spawning.create()
+
+    settings = json.loads(rig.pad(created.agent.agent_id).files["agent-settings.json"])
+    assert [len(entry) for entry in settings["hooks"].values()] == [1, 1, 1, 1]
+    assert "asyncRewake" not in json.dumps(settings)
+
+
+def test_claude_without_the_hook_rule_or_channel_gets_no_hook_settings(
     rig: PaneRig, spawning: Spawning
 ) -> None:
     rig.ready_rules = {"claude": (ReadyRule.SCREEN, ReadyRule.WAIT)}
+    rig.channels = {"claude": ()}
 
     created = spawning.create()
 

@@ -10,6 +10,8 @@ from cafleet.entrypoints.cli.app import GatedGroup, app_of, fleet_id_option, req
 from cafleet.entrypoints.cli.text_input import read_body, text_options
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from cafleet.application.members import MemberListing, MemberView
 
 
@@ -39,7 +41,22 @@ def member_json(view: MemberView, *, with_kind: bool = False) -> dict[str, Any]:
         body["kind"] = view.kind.value
     body["placement"] = None if view.placement is None else placement_json(view.placement)
     body["pane_state"] = None if view.pane is None else view.pane.value
+    told = view.agent_status
+    body["agent_status"] = None if told is None else told.status.value
+    body["agent_status_since"] = None if told is None else iso(told.since)
     return body
+
+
+def agent_word(view: MemberView, now: datetime) -> str:
+    """What the member's agent is doing and for how long, e.g. `working 12s`."""
+    from cafleet.entrypoints.cli.rendering import humanize
+
+    told = view.agent_status
+    if told is None:
+        return "-"
+    if told.since is None:
+        return told.status.value
+    return f"{told.status.value} {humanize(now - told.since)}"
 
 
 def status_word(view: MemberView) -> str:
@@ -138,7 +155,9 @@ def _listing_text(listing: MemberListing) -> str:
     if not views:
         return count_line(0, noun)
     if mode is ListMode.ACTIVITY:
-        headers = ["agent_id", "name", "status", "last_sent", "last_recv", "last_ack", "idle"]
+        headers = [
+            "agent_id", "name", "status", "agent", "last_sent", "last_recv", "last_ack", "idle"
+        ]  # fmt: skip
         rows: list[list[object]] = []
         for v in views:
             act = v.activity
@@ -149,6 +168,7 @@ def _listing_text(listing: MemberListing) -> str:
                     v.agent.agent_id,
                     v.agent.name,
                     status_word(v),
+                    agent_word(v, listing.now),
                     *(
                         t.strftime("%H:%M:%S") if t else "-"
                         for t in (act.last_sent, act.last_recv, act.last_ack)
@@ -161,6 +181,7 @@ def _listing_text(listing: MemberListing) -> str:
             "agent_id",
             "name",
             "status",
+            "agent",
             "backend",
             "session",
             "window_id",
@@ -183,7 +204,9 @@ def _listing_text(listing: MemberListing) -> str:
                     iso(p.created_at),
                 ]
             )
-            row: list[object] = [v.agent.agent_id, v.agent.name, status_word(v), *place]
+            row: list[object] = [
+                v.agent.agent_id, v.agent.name, status_word(v), agent_word(v, listing.now), *place
+            ]  # fmt: skip
             if mode is ListMode.ALL:
                 row.insert(3, v.kind.value)
             rows.append(row)

@@ -1,0 +1,160 @@
+"""The delivery ladder: each message tries the agent's own channels, then keystrokes.
+
+A profile lists the native channels of its agent (Claude Code's waiting Stop hook, OpenCode's
+HTTP server). The first that takes the message settles the delivery; each one that cannot
+(no hook waiting, the server silent) is an attempt in the ledger with its reason, and the
+guarded keystroke path is the last rung. A message is announced once: a rung either took it
+or provably did not (the hook's mailbox hands a message over or gives it back, never both).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Protocol
+
+from cafleet.application.ports import (
+    Announcement,
+    Clock,
+    LaunchPad,
+    LaunchPads,
+    NativeChannel,
+    Notifier,
+)
+from cafleet.domain.agent_profiles import SESSION_FILE, AgentProfiles
+from cafleet.domain.delivery import Channel, DeliveryState, PushOutcome, SkipReason
+from cafleet.domain.errors import CafleetError
+
+CLAIM_SECONDS = 2.0  # a waiting hook polls its mailbox every 0.1 s
+CLAIM_POLL_SECONDS = 0.05
+
+
+class LastRung(Protocol):
+    """The keystroke path: it reaches every placed member, so it always gives an outcome."""
+
+    def offer(self, announcement: Announcement, text: str) -> PushOutcome: ...
+
+
+class ChannelLadder(Notifier):
+    def __init__(
+        self,
+        profiles: AgentProfiles,
+        channels: Mapping[Channel, NativeChannel],
+        keys: LastRung,
+        max_text_len: int,
+    ) -> None:
+        self._profiles = profiles
+        self._channels = channels
+        self._keys = keys
+        self._max_text_len = max_text_len
+
+    def announce(self, announcement: Announcement) -> PushOutcome:
+        text = announcement.preview(self._max_text_len)
+        tried: list[PushOutcome] = []
+        for name in self._profiles[announcement.target.coding_agent].channels:
+            rung = self._channels.get(name)
+            if rung is None:
+                continue
+            outcome = rung.offer(announcement, text)
+            if outcome is None:
+                continue
+            if outcome.state is DeliveryState.SENT:
+                return outcome.after(tuple(tried))
+            tried.append(outcome)
+        return self._keys.offer(announcement, text).after(tuple(tried))
+
+
+def _pad_of(pads: LaunchPads, announcement: Announcement) -> LaunchPad | None:
+    location = announcement.target.launch_pad
+    return None if location is None else pads.reopen(location)
+
+
+def _outcome(
+    announcement: Announcement, channel: Channel, state: DeliveryState, error: str | None = None
+) -> PushOutcome:
+    target = announcement.target
+    return PushOutcome(state, target.backend.value, target.pane_id, error, channel)
+
+
+class ClaudeHookChannel(NativeChannel):
+    """Mail for Claude Code's asyncRewake Stop hook, which waits in the member's pad.
+
+    The hook wakes an idle session at once and reaches a busy one after its running tool;
+    it never interrupts. No hook waits while a turn that began without one runs (the first
+    turn, or one started by typing), so such a message falls back to keystrokes.
+    """
+
+    def __init__(self, pads: LaunchPads, clock: Clock) -> None:
+        self._pads = pads
+        self._clock = clock
+
+    def offer(self, announcement: Announcement, text: str) -> PushOutcome | None:
+        channel = Channel.CLAUDE_HOOK
+        pad = _pad_of(self._pads, announcement)
+        if pad is None:  # the Director's own pane, or a member started before channels
+            return None
+        if not pad.mail_waiting():
+            return _outcome(
+                announcement, channel, DeliveryState.SKIPPED, SkipReason.NO_WAITING_HOOK
+            )
+        task_id = announcement.task_id
+        try:
+            pad.post_mail(task_id, text)
+        except CafleetError as exc:
+            return _outcome(announcement, channel, DeliveryState.FAILED, exc.message)
+        waited = 0.0
+        while (taken := pad.mail_taken_at(task_id)) is None and waited < CLAIM_SECONDS:
+            self._clock.sleep(CLAIM_POLL_SECONDS)
+            waited += CLAIM_POLL_SECONDS
+        if taken is None and pad.withdraw_mail(task_id):
+            return _outcome(announcement, channel, DeliveryState.SKIPPED, SkipReason.NOT_TAKEN)
+        sent = _outcome(announcement, channel, DeliveryState.SENT)
+        return replace(sent, confirmed_at=taken or pad.mail_taken_at(task_id) or self._clock.now())
+
+
+class OpencodeHttpChannel(NativeChannel):
+    """A prompt posted to the member's own OpenCode server, for the session its TUI shows.
+
+    The server queues a prompt for a busy session and hands it over at the turn's next
+    step, without interrupting it, and never touches what a person is typing in the
+    composer. Only the member's own server is asked (another process's server would run
+    the prompt where no TUI shows it).
+    """
+
+    def __init__(self, pads: LaunchPads, profiles: AgentProfiles) -> None:
+        self._pads = pads
+        self._profiles = profiles
+
+    def offer(self, announcement: Announcement, text: str) -> PushOutcome | None:
+        channel = Channel.OPENCODE_HTTP
+        http = self._profiles[announcement.target.coding_agent].http
+        pad = _pad_of(self._pads, announcement)
+        if pad is None or http is None:
+            return None
+        session = (pad.read(SESSION_FILE) or "").strip()
+        if not session:
+            return _outcome(announcement, channel, DeliveryState.SKIPPED, SkipReason.NO_SESSION)
+        path, body = http.prompt(session, text)
+        status = pad.post(path, http.user, body)
+        if status is None:
+            return _outcome(announcement, channel, DeliveryState.SKIPPED, SkipReason.SERVER_SILENT)
+        if not 200 <= status < 300:
+            return _outcome(
+                announcement, channel, DeliveryState.SKIPPED, SkipReason.refused(status)
+            )
+        return _outcome(announcement, channel, DeliveryState.SENT)
+
+
+def channel_ladder(
+    profiles: AgentProfiles,
+    pads: LaunchPads,
+    clock: Clock,
+    keys: LastRung,
+    max_text_len: int,
+) -> ChannelLadder:
+    """The ladder with every native channel CAFleet has."""
+    channels: dict[Channel, NativeChannel] = {
+        Channel.CLAUDE_HOOK: ClaudeHookChannel(pads, clock),
+        Channel.OPENCODE_HTTP: OpencodeHttpChannel(pads, profiles),
+    }
+    return ChannelLadder(profiles, channels, keys, max_text_len)

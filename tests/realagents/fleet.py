@@ -1,0 +1,137 @@
+"""A Director's view of a fleet of real-agent members: the `cafleet` CLI run as a user runs
+it, and the store read as the WebUI reads it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cafleet.composition import Components
+from cafleet.domain.message import Message
+from cafleet.settings import Settings
+
+AGENTS = ("claude", "codex", "opencode")
+PROMPT = (
+    "You are {name}. FLEET ID: {{fleet_id}}. YOUR MEMBER ID: {{agent_id}}."
+    " DIRECTOR ID: {{director_agent_id}}. Wait for messages."
+)
+REPLY_TIMEOUT = 90.0  # opencode needs 10-15 s for a turn on two busy cores
+# dontAsk with CAFleet's rule runs `cafleet` only; the busy tests also need `sleep`, which a
+# user adds with the documented override.
+CLAUDE_EXTRA = "--allowedTools Bash(sleep:*)"
+
+
+@dataclass
+class Fleet:
+    tmux: Any
+    env: dict[str, str]
+    workdir: Path
+    fleet_id: int = 0
+    director: int = 0
+    members: list[int] = field(default_factory=list)
+
+    def cli(
+        self, *args: str, check: bool = True, timeout: float = 180, cwd: Path | None = None
+    ) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "cafleet", *args],
+            env=self.env,
+            cwd=cwd or self.workdir,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+        if check and done.returncode != 0:
+            raise AssertionError(f"cafleet {' '.join(args)} failed: {done.stderr}{done.stdout}")
+        return done.stdout if check else done.stdout + done.stderr
+
+    def json(self, *args: str) -> Any:
+        return json.loads(self.cli("--json", *args))
+
+    def create_member(self, agent: str, name: str, prompt: str | None = None) -> tuple[int, str]:
+        out = self.cli(
+            "member", "create", "--fleet-id", str(self.fleet_id), "--agent-id",
+            str(self.director), "--name", name, "--description", f"{agent} member",
+            "--coding-agent", agent, "--text", prompt or PROMPT.format(name=name),
+        )  # fmt: skip
+        agent_id, _, _, pane = out.split()
+        self.members.append(int(agent_id))
+        return int(agent_id), pane.removeprefix("pane=")
+
+    def send(self, to: int, text: str) -> str:
+        return self.cli(
+            "message", "send", "--fleet-id", str(self.fleet_id), "--agent-id",
+            str(self.director), "--to", str(to), "--text", text,
+        )  # fmt: skip
+
+    def timeline(self) -> list[Message]:
+        """The fleet's whole history, read from the store as a WebUI would."""
+        return (
+            Components(Settings.from_environ(self.env), self.env)
+            .messaging()
+            .timeline(self.fleet_id)
+        )
+
+    def texts_to(self, agent_id: int) -> list[str]:
+        return [m.text for m in self.timeline() if m.to_agent_id == agent_id]
+
+    def texts_to_director(self) -> list[str]:
+        return self.texts_to(self.director)
+
+    def wait_for_texts(self, wanted: set[str], timeout: float = REPLY_TIMEOUT) -> list[str]:
+        deadline = time.monotonic() + timeout
+        while True:
+            texts = self.texts_to_director()
+            if wanted <= set(texts):
+                return texts
+            if time.monotonic() > deadline:
+                panes = "\n\n".join(self.tmux.capture(p) for p in self.tmux.panes())
+                raise AssertionError(f"missing {sorted(wanted - set(texts))}; got {texts}\n{panes}")
+            time.sleep(0.5)
+
+    def ledger(self, task_id: int) -> list[dict[str, Any]]:
+        """Every ledger row of the message, in order, as `message show --full` gives it."""
+        shown = self.json(
+            "message", "show", "--fleet-id", str(self.fleet_id), "--agent-id",
+            str(self.director), "--task-id", str(task_id), "--full",
+        )  # fmt: skip
+        task = shown.get("task", shown)
+        return list(task.get("deliveries") or shown.get("deliveries") or [])
+
+    def attempts(self, task_id: int) -> list[tuple[str | None, str]]:
+        """(channel, state) of every ledger row of the message, in order."""
+        return [(d["channel"], d["state"]) for d in self.ledger(task_id)]
+
+    def wait_confirmed(self, task_id: int, timeout: float = 20.0) -> str:
+        """When the member's agent said it took the message in (its sent attempt)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            sent = [d for d in self.ledger(task_id) if d["state"] == "sent"]
+            if sent and sent[-1]["confirmed_at"]:
+                return str(sent[-1]["confirmed_at"])
+            assert time.monotonic() < deadline, f"no receipt for {task_id}: {sent}"
+            time.sleep(0.3)
+
+    def announced_once(self, task_id: int) -> str | None:
+        """The channel that delivered the message, asserting that exactly one did and that
+        it was the last attempt."""
+        tried = self.attempts(task_id)
+        sent = [channel for channel, state in tried if state == "sent"]
+        assert len(sent) == 1 and tried[-1][1] == "sent", tried
+        return sent[0]
+
+    def member_status(self, member: int) -> str:
+        rows = self.json("member", "list", "--fleet-id", str(self.fleet_id))
+        return next(str(r["agent_status"]) for r in rows if r["agent_id"] == member)
+
+    def wait_for_status(self, member: int, wanted: str, timeout: float = 90.0) -> None:
+        deadline = time.monotonic() + timeout
+        while (seen := self.member_status(member)) != wanted:
+            assert time.monotonic() < deadline, f"member {member} stayed {seen}, not {wanted}"
+            time.sleep(0.3)
