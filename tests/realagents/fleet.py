@@ -70,13 +70,13 @@ class Fleet:
             str(self.director), "--to", str(to), "--text", text,
         )  # fmt: skip
 
+    def components(self) -> Components:
+        """The services over this fleet's store, as the CLI composes them."""
+        return Components(Settings.from_environ(self.env), self.env)
+
     def timeline(self) -> list[Message]:
         """The fleet's whole history, read from the store as a WebUI would."""
-        return (
-            Components(Settings.from_environ(self.env), self.env)
-            .messaging()
-            .timeline(self.fleet_id)
-        )
+        return self.components().messaging().timeline(self.fleet_id)
 
     def texts_to(self, agent_id: int) -> list[str]:
         return [m.text for m in self.timeline() if m.to_agent_id == agent_id]

@@ -9,6 +9,8 @@ the ledger says so. Codex has no native channel yet (its rows are `keys`, see te
 from __future__ import annotations
 
 import re
+import shlex
+import sys
 import time
 from typing import Any
 
@@ -20,6 +22,7 @@ from realagents.installed import require_agent
 pytestmark = [pytest.mark.realagent, pytest.mark.tmux, pytest.mark.slow]
 
 NATIVE = {"claude": "claude-hook", "opencode": "opencode-http"}
+WATCHER = shlex.join([sys.executable, "-m", "cafleet.demo_agent"])  # the built-in demo agent
 PREVIEW_TYPED = re.compile(r"^\s*(?:❯|>|┃)\s*\[cafleet msg", re.M)  # a preview in a prompt row
 
 
@@ -85,3 +88,38 @@ def test_with_the_native_channel_off_keystrokes_deliver_and_the_ledger_names_the
     if agent == "claude":  # its prompt hook saw the typed preview: a receipt
         assert PREVIEW_TYPED.search(agent_tmux.capture(pane)), agent_tmux.capture(pane)
         fleet.wait_confirmed(task)
+
+
+def test_a_claude_member_asking_permission_is_waiting_and_wakes_the_watcher(
+    fleet: Fleet, agent_tmux: Any
+) -> None:
+    """With a stricter permission mode, a tool outside the allow rules opens Claude Code's
+    permission dialog: the member's status says `waiting`, the monitor's next tick names it
+    (`status:blocked`), and nothing is typed into the dialog."""
+    require_agent("claude")
+    fleet.env["CAFLEET_AGENT_ARGS_CLAUDE"] = "--permission-mode default"
+    fleet.cli(
+        "member", "create", "--fleet-id", str(fleet.fleet_id), "--agent-id",
+        str(fleet.director), "--name", "watch", "--description", "watcher", "--role", "monitor",
+        "--coding-agent", "custom", "--agent-command", WATCHER, "--text", "Watch the fleet.",
+    )  # fmt: skip
+    member, pane = fleet.create_member("claude", "asker")
+    fleet.wait_for_status(member, "idle")
+    marker = fleet.workdir / "asked.txt"
+    fleet.send(member, f"RUN: touch {marker}")
+    agent_tmux.wait_for_screen(pane, r"(?i)do you want to proceed", timeout=REPLY_TIMEOUT)
+
+    fleet.wait_for_status(member, "waiting", timeout=30)  # Claude notifies after a few seconds
+    monitor = fleet.components().monitoring()
+    monitor.claim(fleet.fleet_id, 5)
+    try:
+        report = monitor.tick(fleet.fleet_id)
+    finally:
+        monitor.release(fleet.fleet_id)
+    reasons = {d.agent_id: d.reasons for d in report.due}
+    assert "status:blocked" in reasons.get(member, ()), report
+    assert report.woke, report  # the wake line was typed into the watcher's pane
+
+    task = int(re.search(r"^\[(\d+) \|", fleet.send(member, "ping 9"), re.M).group(1))  # type: ignore[union-attr]
+    assert fleet.attempts(task)[-1][1] in {"sent", "skipped"}
+    assert not marker.exists()  # the dialog was not answered by anything CAFleet typed
