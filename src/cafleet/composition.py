@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from cafleet.application.monitoring import MonitorService
     from cafleet.application.ports import (
         Clock,
+        CodexThreads,
         LaunchPads,
         Notifier,
         PaneDrivers,
@@ -113,10 +114,18 @@ class Components:
         return RuntimeLaunchPads(runtime_directory(self.env))
 
     @cached_property
+    def codex_threads(self) -> CodexThreads:
+        from cafleet.adapters.codex_threads import CodexRollouts
+
+        return CodexRollouts()
+
+    @cached_property
     def agent_statuses(self) -> AgentStatusReader:
         from cafleet.application.agent_status import AgentStatusReader
 
-        return AgentStatusReader(self.launch_pads, self.settings.profiles, self.clock)
+        return AgentStatusReader(
+            self.launch_pads, self.settings.profiles, self.clock, self.codex_threads
+        )
 
     @cached_property
     def notifier(self) -> Notifier:
@@ -126,6 +135,7 @@ class Components:
         return channel_ladder(
             self.settings.profiles,
             self.launch_pads,
+            self.codex_threads,
             self.clock,
             PaneNotifier(self.keystrokes, self.settings.max_text_len),
             self.settings.max_text_len,

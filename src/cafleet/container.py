@@ -12,6 +12,7 @@ from pathlib import Path
 from dependency_injector import containers, providers
 
 from cafleet.adapters.clock import SystemClock
+from cafleet.adapters.codex_threads import CodexRollouts
 from cafleet.adapters.drivers import SystemPaneDrivers
 from cafleet.adapters.fake.clock import FakeClock
 from cafleet.adapters.fake.locator import FakePaneLocator
@@ -62,13 +63,15 @@ class Container(containers.DeclarativeContainer):
     launch_pads = providers.Singleton(
         lambda env: RuntimeLaunchPads(runtime_directory(env)), environ
     )
+    codex_threads = providers.Singleton(CodexRollouts)
     agent_statuses = providers.Singleton(
-        AgentStatusReader, launch_pads, settings.provided.profiles, clock
+        AgentStatusReader, launch_pads, settings.provided.profiles, clock, codex_threads
     )
     notifier = providers.Singleton(
         channel_ladder,
         settings.provided.profiles,
         launch_pads,
+        codex_threads,
         clock,
         providers.Singleton(PaneNotifier, keystrokes, settings.provided.max_text_len),
         settings.provided.max_text_len,

@@ -1,9 +1,9 @@
 """The delivery ladder and agent status with the real Claude Code and OpenCode TUIs.
 
-Claude Code takes mail through its waiting Stop hook and OpenCode through its own HTTP
-server, with nothing typed into the pane; a busy member gets it at its turn boundary without
-its tool being interrupted; with the native channel switched off, keystrokes deliver it and
-the ledger says so. Codex has no native channel yet (its rows are `keys`, see test_members).
+Claude Code takes mail through its waiting Stop hook, Codex through `codex queue` and
+OpenCode through its own HTTP server, with nothing typed into the pane; a busy member gets it
+at its turn boundary without its tool being interrupted; with the native channel switched
+off, keystrokes deliver it and the ledger says so.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from realagents.installed import require_agent
 
 pytestmark = [pytest.mark.realagent, pytest.mark.tmux, pytest.mark.slow]
 
-NATIVE = {"claude": "claude-hook", "opencode": "opencode-http"}
+NATIVE = {"claude": "claude-hook", "codex": "codex-queue", "opencode": "opencode-http"}
 WATCHER = shlex.join([sys.executable, "-m", "cafleet.demo_agent"])  # the built-in demo agent
 PREVIEW_TYPED = re.compile(r"^\s*(?:❯|>|┃)\s*\[cafleet msg", re.M)  # a preview in a prompt row
 
@@ -45,7 +45,7 @@ def test_an_idle_member_takes_mail_through_its_own_channel(
     assert fleet.attempts(task) == [(NATIVE[agent], "sent")]  # no keystroke attempt at all
     if agent == "claude":
         fleet.wait_confirmed(task)  # the waiting hook took it
-    if agent == "claude":  # OpenCode shows a posted prompt like a typed one; Claude does not
+    if agent == "claude":  # Codex and OpenCode show a handed-over prompt like a typed one
         assert not PREVIEW_TYPED.search(agent_tmux.capture(pane)), agent_tmux.capture(pane)
     fleet.wait_for_status(member, "idle")
 

@@ -26,7 +26,7 @@ pytestmark = [pytest.mark.realagent, pytest.mark.tmux, pytest.mark.slow]
 # a message may reach a member that is still in its first turn by keys, later by its channel
 CHANNELS = {
     "claude": {"claude-hook", "keys"},
-    "codex": {"keys"},
+    "codex": {"codex-queue", "keys"},
     "opencode": {"opencode-http", "keys"},
 }
 

@@ -195,7 +195,7 @@ def test_the_built_in_profiles() -> None:
     )
     assert {a: p.channels for a, p in PROFILES.items()} == {
         CodingAgent.CLAUDE: (Channel.CLAUDE_HOOK,),
-        CodingAgent.CODEX: (),
+        CodingAgent.CODEX: (Channel.CODEX_QUEUE,),
         CodingAgent.OPENCODE: (Channel.OPENCODE_HTTP,),
         CodingAgent.CUSTOM: (),
     }

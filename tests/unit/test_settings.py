@@ -333,7 +333,7 @@ def test_debug_zero_is_off() -> None:
             "CAFLEET_CHANNELS_CODEX",
             "claude-hook",
             "invalid value for CAFLEET_CHANNELS_CODEX: 'claude-hook'"
-            " (expected a comma-separated list of keys)",
+            " (expected a comma-separated list of codex-queue, keys)",
         ),
         (
             "CAFLEET_START_TIMEOUT",

@@ -2,16 +2,24 @@
 
 The pane comes first (gone or dead: exited), then the placement (not yet ready: starting),
 then what the agent says itself: Claude Code's hooks in the member's event file, OpenCode's
-own server. An agent with no such source (Codex, a custom command) is `unknown` while its
-pane runs; CAFleet does not guess from the screen.
+own server, Codex's transcript of the conversation (once the codex-queue channel found it).
+An agent with no such source (a custom command) is `unknown` while its pane runs; CAFleet
+does not guess from the screen.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from cafleet.application.ports import Clock, LaunchPad, LaunchPads
-from cafleet.domain.agent_profiles import SESSION_FILE, AgentProfiles
+from cafleet.application.channels import known_thread
+from cafleet.application.ports import Clock, CodexThreads, LaunchPad, LaunchPads
+from cafleet.domain.agent_profiles import (
+    SESSION_FILE,
+    SPAWN_FILE,
+    TRANSCRIPT_FILE,
+    AgentProfiles,
+    SpawnFacts,
+)
 from cafleet.domain.agent_status import AgentStatus, StatusReport
 from cafleet.domain.placement import PaneState, Placement
 
@@ -19,10 +27,17 @@ SEEN_FILE = "status-seen"  # the last status read from the agent's server, and s
 
 
 class AgentStatusReader:
-    def __init__(self, pads: LaunchPads, profiles: AgentProfiles, clock: Clock) -> None:
+    def __init__(
+        self,
+        pads: LaunchPads,
+        profiles: AgentProfiles,
+        clock: Clock,
+        threads: CodexThreads | None = None,
+    ) -> None:
         self._pads = pads
         self._profiles = profiles
         self._clock = clock
+        self._threads = threads
 
     def report(self, placement: Placement, pane: PaneState | None) -> StatusReport:
         if pane is PaneState.GONE:
@@ -40,7 +55,20 @@ class AgentStatusReader:
         if told is not None:
             return told
         served = self._from_server(placement, pad)
-        return served if served is not None else StatusReport.unknown()
+        if served is not None:
+            return served
+        logged = self._from_transcript(pad)
+        return logged if logged is not None else StatusReport.unknown()
+
+    def _from_transcript(self, pad: LaunchPad) -> StatusReport | None:
+        """Codex: the last turn event of the conversation it records (found once, here or
+        by its channel, from what the pad kept of the spawn)."""
+        spawn = SpawnFacts.parse(pad.read(SPAWN_FILE))
+        if self._threads is None or spawn is None:
+            return None
+        if known_thread(pad, spawn, self._threads) is None:
+            return None
+        return self._threads.status((pad.read(TRANSCRIPT_FILE) or "").strip())
 
     def _from_server(self, placement: Placement, pad: LaunchPad) -> StatusReport | None:
         http = self._profiles[placement.coding_agent].server

@@ -16,12 +16,19 @@ from typing import Protocol
 from cafleet.application.ports import (
     Announcement,
     Clock,
+    CodexThreads,
     LaunchPad,
     LaunchPads,
     NativeChannel,
     Notifier,
 )
-from cafleet.domain.agent_profiles import SESSION_FILE, AgentProfiles
+from cafleet.domain.agent_profiles import (
+    SESSION_FILE,
+    SPAWN_FILE,
+    TRANSCRIPT_FILE,
+    AgentProfiles,
+    SpawnFacts,
+)
 from cafleet.domain.delivery import Channel, DeliveryState, PushOutcome, SkipReason
 from cafleet.domain.errors import CafleetError
 
@@ -145,9 +152,46 @@ class OpencodeHttpChannel(NativeChannel):
         return _outcome(announcement, channel, DeliveryState.SENT)
 
 
+def known_thread(pad: LaunchPad, spawn: SpawnFacts, threads: CodexThreads) -> str | None:
+    """The member's Codex conversation: kept in the pad, or found now and kept."""
+    kept = (pad.read(SESSION_FILE) or "").strip()
+    if kept:
+        return kept
+    found = threads.find(spawn.home, spawn.cwd, spawn.prompt, spawn.started_at)
+    if found is None:
+        return None
+    pad.remember(SESSION_FILE, found.thread_id)
+    pad.remember(TRANSCRIPT_FILE, found.transcript)
+    return found.thread_id
+
+
+class CodexQueueChannel(NativeChannel):
+    """A message queued for the member's Codex conversation with `codex queue`: run at once
+    by an idle TUI, after the running turn by a busy one. The conversation is found once,
+    in Codex's own record, by the working directory and spawn prompt the pad kept."""
+
+    def __init__(self, pads: LaunchPads, threads: CodexThreads) -> None:
+        self._pads = pads
+        self._threads = threads
+
+    def offer(self, announcement: Announcement, text: str) -> PushOutcome | None:
+        channel = Channel.CODEX_QUEUE
+        pad = _pad_of(self._pads, announcement)
+        spawn = None if pad is None else SpawnFacts.parse(pad.read(SPAWN_FILE))
+        if pad is None or spawn is None:
+            return None
+        thread_id = known_thread(pad, spawn, self._threads)
+        if thread_id is None:
+            return _outcome(announcement, channel, DeliveryState.SKIPPED, SkipReason.NO_SESSION)
+        if not self._threads.queue(spawn.binary, spawn.home, thread_id, text):
+            return _outcome(announcement, channel, DeliveryState.SKIPPED, SkipReason.QUEUE_REFUSED)
+        return _outcome(announcement, channel, DeliveryState.SENT)
+
+
 def channel_ladder(
     profiles: AgentProfiles,
     pads: LaunchPads,
+    threads: CodexThreads,
     clock: Clock,
     keys: LastRung,
     max_text_len: int,
@@ -156,5 +200,6 @@ def channel_ladder(
     channels: dict[Channel, NativeChannel] = {
         Channel.CLAUDE_HOOK: ClaudeHookChannel(pads, clock),
         Channel.OPENCODE_HTTP: OpencodeHttpChannel(pads, profiles),
+        Channel.CODEX_QUEUE: CodexQueueChannel(pads, threads),
     }
     return ChannelLadder(profiles, channels, keys, max_text_len)

@@ -16,7 +16,7 @@ from types import TracebackType
 from typing import Protocol, runtime_checkable
 
 from cafleet.domain.agent import Agent
-from cafleet.domain.agent_status import HookEvent
+from cafleet.domain.agent_status import HookEvent, StatusReport
 from cafleet.domain.delivery import Delivery, PushOutcome
 from cafleet.domain.fleet import Fleet
 from cafleet.domain.message import Message
@@ -439,6 +439,32 @@ class Announcement:
     def preview(self, max_text_len: int) -> str:
         """What the recipient's agent is shown, on any channel."""
         return preview(self.task_id, self.from_agent_id, self.created_at, self.text, max_text_len)
+
+
+@dataclass(frozen=True)
+class AgentThread:
+    """One Codex conversation: its id and the transcript file Codex writes for it."""
+
+    thread_id: str
+    transcript: str
+
+
+class CodexThreads(Protocol):
+    """Codex's own record of its conversations, and its way to queue a message for one."""
+
+    def find(self, home: str, cwd: str, prompt: str, since: datetime) -> AgentThread | None:
+        """The one conversation under `home` started in `cwd` since `since` with `prompt` as
+        its first message; None when there is none, or more than one."""
+        ...
+
+    def queue(self, binary: str, home: str, thread_id: str, text: str) -> bool:
+        """Queue `text` for the conversation (run at once when idle, after the turn when
+        busy); whether Codex took it."""
+        ...
+
+    def status(self, transcript: str) -> StatusReport | None:
+        """In a turn or idle, as the transcript's last turn event says; None if unreadable."""
+        ...
 
 
 class NativeChannel(Protocol):

@@ -26,7 +26,8 @@ from cafleet.application.ports import (
 )
 from cafleet.application.readiness import StartWatch, StartWatcher
 from cafleet.domain.agent import Agent, CardKind
-from cafleet.domain.agent_profiles import AgentProfiles, session_variables
+from cafleet.domain.agent_homes import AgentHomes
+from cafleet.domain.agent_profiles import SPAWN_FILE, AgentProfiles, SpawnFacts, session_variables
 from cafleet.domain.coding_agents import (
     LaunchSpec,
     SpawnIdentity,
@@ -35,6 +36,7 @@ from cafleet.domain.coding_agents import (
     member_environment,
     render_prompt,
 )
+from cafleet.domain.delivery import Channel
 from cafleet.domain.errors import CafleetError, Invalid, Unavailable, UsageProblem
 from cafleet.domain.fleet import Fleet
 from cafleet.domain.monitor import MEMBER_INTERVAL_SECONDS, MonitorSchedule
@@ -162,6 +164,12 @@ class MemberSpawner:
         )
         if server and endpoint:
             env[server.password_variable] = endpoint.password
+        if Channel.CODEX_QUEUE in profile.channels:  # to find its conversation later
+            home = AgentHomes.from_environ(self._context.caller_env, self._context.home).codex
+            facts = SpawnFacts(
+                prompt, self._context.cwd, str(home), checked.binary, self._clock.now()
+            )
+            pad.write(SPAWN_FILE, facts.text())
         return pad.launcher(argv, env, self._context.cwd)
 
     def _await_ready(

@@ -17,7 +17,8 @@ import json
 import re
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
+from datetime import datetime
 from enum import StrEnum
 from typing import TypeVar
 
@@ -53,6 +54,8 @@ CLAUDE_HOOK_EVENTS = {
 }
 PROMPT_TAKEN = "prompt"
 SESSION_FILE = "agent-session"  # in the launch pad: the agent's own session id, once known
+TRANSCRIPT_FILE = "agent-transcript"  # in the launch pad: where the agent logs that session
+SPAWN_FILE = "spawn.json"  # in the launch pad: what finds the session later (prompt, cwd)
 OPENCODE_AGENT = "cafleet"  # the preset `cafleet setup skill --agent opencode` writes
 WAITER_EVENTS = ("UserPromptSubmit", "Stop")
 MAIL_WAIT_SECONDS = 86400  # how long a waiting Stop hook may live (Claude's hook timeout)
@@ -238,6 +241,29 @@ class AgentProfile:
         return json.dumps({"hooks": hooks}, indent=2)
 
 
+@dataclass(frozen=True)
+class SpawnFacts:
+    """What a member's pad keeps of its start, to find the agent's own session later."""
+
+    prompt: str
+    cwd: str
+    home: str  # the agent's configuration home, as the member saw it
+    binary: str
+    started_at: datetime
+
+    def text(self) -> str:
+        return json.dumps({**asdict(self), "started_at": self.started_at.isoformat()})
+
+    @staticmethod
+    def parse(text: str | None) -> SpawnFacts | None:
+        try:
+            data = json.loads(text or "")
+            data["started_at"] = datetime.fromisoformat(data["started_at"])
+            return SpawnFacts(**data)
+        except (ValueError, TypeError, KeyError):
+            return None
+
+
 def _sign_at_bottom(signs: Sequence[str], screen: str, ignoring: str, rows: int) -> str | None:
     kept = [row for row in screen.lower().splitlines() if row.strip()]
     bottom = " ".join(" ".join(kept[-rows:]).split())
@@ -344,6 +370,7 @@ PROFILES: Mapping[CodingAgent, AgentProfile] = {
         ),
         session_variables=("CODEX_SANDBOX", "CODEX_SANDBOX_NETWORK_DISABLED", "CODEX_THREAD_ID"),
         notes="no daemon, no login shell; workspace-write sandbox that reaches tmux and the db",
+        channels=(Channel.CODEX_QUEUE,),
         config_home=ConfigHome("CODEX_HOME", ".codex"),
     ),
     CodingAgent.OPENCODE: AgentProfile(

@@ -19,6 +19,7 @@ class Channel(StrEnum):
 
     CLAUDE_HOOK = "claude-hook"  # handed over by the member's waiting Stop hook
     OPENCODE_HTTP = "opencode-http"  # posted to the member's own OpenCode server
+    CODEX_QUEUE = "codex-queue"  # queued for the member's Codex thread with `codex queue`
     KEYS = "keys"  # typed into the pane over tmux or herdr
 
 
@@ -37,6 +38,7 @@ class SkipReason:
     NOT_TAKEN = "not-taken"
     NO_SESSION = "no-session"
     SERVER_SILENT = "server-silent"
+    QUEUE_REFUSED = "queue-refused"
 
     @staticmethod
     def refused(status: int) -> str:
@@ -65,6 +67,7 @@ _SKIP_WORDS = {
     SkipReason.NOT_TAKEN: "the waiting hook did not take the message in time",
     SkipReason.NO_SESSION: "the agent's session is not known yet",
     SkipReason.SERVER_SILENT: "the agent's server did not answer",
+    SkipReason.QUEUE_REFUSED: "`codex queue` did not take it",
 }
 
 

@@ -354,7 +354,7 @@ def test_doctor_shows_what_runs_for_each_agent(installed):
         " -c allow_login_shell=false -c sandbox_workspace_write.network_access=true"
         f" --add-dir {database_dir} -- '<prompt>'",
         "    ready by: screen, wait",
-        "    delivers: keys",
+        "    delivers: codex-queue, then keys",
         "    in front: codex, node",
         "    submit:   0.3s after the text",
         "  opencode: not found on PATH",
@@ -427,7 +427,7 @@ def test_doctor_agents_follow_the_settings(installed):
     claude, codex, opencode = report["agents"]
     assert claude["ready_rules"] == ["screen", "wait"]
     assert "--settings" not in claude["argv"]  # no hooks with the hook rule and channel off
-    assert [claude["channels"], codex["channels"]] == [["keys"], ["keys"]]
+    assert [claude["channels"], codex["channels"]] == [["keys"], ["codex-queue", "keys"]]
     assert opencode["channels"] == ["opencode-http", "keys"]
     assert claude["foreground_names"] == ["claude", "2.1.332"]
     assert codex["argv"][-5:] == ["--search", "--profile", "my profile", "--", "<prompt>"]

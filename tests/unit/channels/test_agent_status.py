@@ -7,10 +7,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from cafleet.adapters.fake.clock import FakeClock
+from cafleet.adapters.fake.codex_threads import FakeCodexThreads
 from cafleet.adapters.fake.launch_pads import FakeLaunchPad, FakeLaunchPads
 from cafleet.application.agent_status import AgentStatusReader
-from cafleet.application.ports import LauncherStatus
-from cafleet.domain.agent_profiles import SESSION_FILE, AgentProfiles
+from cafleet.application.ports import AgentThread, LauncherStatus
+from cafleet.domain.agent_profiles import SESSION_FILE, SPAWN_FILE, AgentProfiles, SpawnFacts
 from cafleet.domain.agent_status import AgentStatus, HookEvent, StatusReport
 from cafleet.domain.placement import CodingAgent, Multiplexer, PaneState, Placement
 
@@ -120,7 +121,7 @@ def test_a_silent_opencode_server_gives_unknown(rig: Rig) -> None:
 
 
 @pytest.mark.parametrize("agent", [CodingAgent.CODEX, CodingAgent.CUSTOM])
-def test_agents_that_tell_nothing_are_unknown(rig: Rig, agent: CodingAgent) -> None:
+def test_agents_whose_pad_tells_nothing_are_unknown(rig: Rig, agent: CodingAgent) -> None:
     placement, _ = rig.member(agent)
 
     assert rig.report(placement) == StatusReport.unknown()
@@ -144,3 +145,17 @@ def test_a_member_without_a_pad_is_unknown(rig: Rig) -> None:
 
     assert rig.report(gone) == StatusReport.unknown()
     assert rig.report(placement, None) == StatusReport.unknown()  # multiplexer silent
+
+
+def test_codex_status_comes_from_the_transcript_of_its_conversation(rig: Rig) -> None:
+    threads = FakeCodexThreads()
+    reader = AgentStatusReader(rig.pads, AgentProfiles(), rig.clock, threads)
+    placement, pad = rig.member(CodingAgent.CODEX)
+    pad.files[SPAWN_FILE] = SpawnFacts("Go.", "/work", "/codex", "/bin/codex", START).text()
+
+    assert reader.report(placement, PaneState.RUNNING) == StatusReport.unknown()  # not found yet
+    threads.add("/codex", "/work", "Go.", AgentThread("t-1", "/codex/rollout-t-1.jsonl"))
+    threads.statuses["/codex/rollout-t-1.jsonl"] = StatusReport(AgentStatus.WORKING, at(3))
+
+    assert reader.report(placement, PaneState.RUNNING) == StatusReport(AgentStatus.WORKING, at(3))
+    assert pad.files[SESSION_FILE] == "t-1"

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from cafleet.adapters.fake.clock import FakeClock
+from cafleet.adapters.fake.codex_threads import FakeCodexThreads
 from cafleet.adapters.fake.launch_pads import EPOCH, FakeLaunchPad, FakeLaunchPads
 from cafleet.application.channels import (
     CLAIM_SECONDS,
@@ -16,8 +17,15 @@ from cafleet.application.channels import (
     OpencodeHttpChannel,
     channel_ladder,
 )
-from cafleet.application.ports import Announcement, PushTarget
-from cafleet.domain.agent_profiles import SESSION_FILE, AgentProfiles, ProfileOverrides
+from cafleet.application.ports import AgentThread, Announcement, PushTarget
+from cafleet.domain.agent_profiles import (
+    SESSION_FILE,
+    SPAWN_FILE,
+    TRANSCRIPT_FILE,
+    AgentProfiles,
+    ProfileOverrides,
+    SpawnFacts,
+)
 from cafleet.domain.delivery import Channel, DeliveryState, PushOutcome
 from cafleet.domain.placement import CodingAgent, Multiplexer
 
@@ -42,9 +50,10 @@ class Rig:
     clock: FakeClock = field(default_factory=lambda: FakeClock(START))
     keys: TypingRecorder = field(default_factory=TypingRecorder)
     profiles: AgentProfiles = field(default_factory=AgentProfiles)
+    threads: FakeCodexThreads = field(default_factory=FakeCodexThreads)
 
     def ladder(self) -> ChannelLadder:
-        return channel_ladder(self.profiles, self.pads, self.clock, self.keys, 200)
+        return channel_ladder(self.profiles, self.pads, self.threads, self.clock, self.keys, 200)
 
     def pad(self, agent_id: int = 3) -> FakeLaunchPad:
         return self.pads.prepare(1, agent_id)
@@ -209,12 +218,68 @@ def test_an_opencode_member_whose_session_is_unknown_is_typed_into(rig: Rig) -> 
     assert pad.posted == []
 
 
-@pytest.mark.parametrize("agent", [CodingAgent.CODEX, CodingAgent.CUSTOM])
-def test_agents_without_a_native_channel_are_typed_into(rig: Rig, agent: CodingAgent) -> None:
+def test_a_custom_agent_is_typed_into(rig: Rig) -> None:
     pad = rig.pad()
     pad.waiter = True
 
-    outcome = rig.ladder().announce(rig.announcement(agent, pad))
+    outcome = rig.ladder().announce(rig.announcement(CodingAgent.CUSTOM, pad))
+
+    assert [a.channel for a in outcome.attempts] == [Channel.KEYS]
+
+
+# --------------------------------------------------------------------------- codex-queue
+
+PROMPT = "You are w. FLEET ID: 1. YOUR MEMBER ID: 3."
+THREAD = AgentThread("01a2-thread", "/codex/sessions/2026/12/02/rollout-x.jsonl")
+
+
+def codex_pad(rig: Rig) -> FakeLaunchPad:
+    pad = rig.pad()
+    facts = SpawnFacts(PROMPT, "/work", "/codex", "/bin/codex", START)
+    pad.files[SPAWN_FILE] = facts.text()
+    return pad
+
+
+def test_a_codex_member_gets_the_message_queued_for_its_own_conversation(rig: Rig) -> None:
+    pad = codex_pad(rig)
+    rig.threads.add("/codex", "/work", PROMPT, THREAD)
+
+    first = rig.ladder().announce(rig.announcement(CodingAgent.CODEX, pad))
+    second = rig.ladder().announce(rig.announcement(CodingAgent.CODEX, pad, "again"))
+
+    assert [(o.channel, o.state, o.fallen_from) for o in (first, second)] == [
+        (Channel.CODEX_QUEUE, DeliveryState.SENT, ()),
+    ] * 2
+    assert rig.threads.queued == [
+        ("/bin/codex", "/codex", "01a2-thread", f"{HEADER}\nhello"),
+        ("/bin/codex", "/codex", "01a2-thread", f"{HEADER}\nagain"),
+    ]
+    assert rig.threads.searches == 1  # found once, then kept in the pad
+    kept = (pad.files[SESSION_FILE], pad.files[TRANSCRIPT_FILE])
+    assert kept == (THREAD.thread_id, THREAD.transcript)
+    assert rig.keys.typed == []
+
+
+def test_a_codex_conversation_not_found_or_a_refused_queue_falls_back_to_keys(rig: Rig) -> None:
+    pad = codex_pad(rig)  # no conversation with this prompt yet
+    unfound = rig.ladder().announce(rig.announcement(CodingAgent.CODEX, pad))
+    rig.threads.add("/codex", "/work", PROMPT, THREAD)
+    rig.threads.refuses = True
+    refused = rig.ladder().announce(rig.announcement(CodingAgent.CODEX, pad))
+
+    assert [(a.channel, a.error) for a in unfound.attempts] == [
+        (Channel.CODEX_QUEUE, "no-session"), (Channel.KEYS, None)
+    ]  # fmt: skip
+    assert [(a.channel, a.error) for a in refused.attempts] == [
+        (Channel.CODEX_QUEUE, "queue-refused"), (Channel.KEYS, None)
+    ]  # fmt: skip
+    assert len(rig.keys.typed) == 2
+
+
+def test_a_codex_member_started_before_channels_is_typed_into(rig: Rig) -> None:
+    pad = rig.pad()  # no spawn facts in its pad
+
+    outcome = rig.ladder().announce(rig.announcement(CodingAgent.CODEX, pad))
 
     assert [a.channel for a in outcome.attempts] == [Channel.KEYS]
 

@@ -16,7 +16,7 @@ from cafleet.application.fleets import FleetCreated
 from cafleet.application.ports import LauncherStatus
 from cafleet.application.spawning import MemberCreated, MemberRequest, MemberSpawner, SpawnContext
 from cafleet.domain.agent import AgentStatus, CardKind
-from cafleet.domain.agent_profiles import ReadyRule
+from cafleet.domain.agent_profiles import SPAWN_FILE, ReadyRule, SpawnFacts
 from cafleet.domain.errors import CafleetError, Invalid, Unavailable, UsageProblem
 from cafleet.domain.placement import CodingAgent, Multiplexer
 
@@ -296,7 +296,11 @@ def test_a_codex_member_gets_the_codex_command_line(rig: PaneRig, spawning: Spaw
 
     assert rig.driver.spawned[0].argv == ("/fake/bin/codex", *CODEX_HEAD, "--", "Go.")
     assert created.placement.coding_agent is CodingAgent.CODEX
-    assert rig.pad(created.agent.agent_id).files == {}  # codex takes no hook settings
+    files = rig.pad(created.agent.agent_id).files
+    assert set(files) == {SPAWN_FILE}  # no hook settings; what finds its conversation later
+    assert SpawnFacts.parse(files[SPAWN_FILE]) == SpawnFacts(
+        "Go.", "/fake/project", "/fake/home/.codex", "/fake/bin/codex", START
+    )
 
 
 def test_a_codex_member_may_write_the_database_directory(rig: PaneRig) -> None:
