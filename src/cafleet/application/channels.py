@@ -1,8 +1,8 @@
 """The delivery ladder: each message tries the agent's own channels, then keystrokes.
 
-A profile lists the native channels of its agent (Claude Code's waiting Stop hook, OpenCode's
-HTTP server). The first that takes the message settles the delivery; each one that cannot
-(no hook waiting, the server silent) is an attempt in the ledger with its reason, and the
+A profile lists the native channels of its agent (Claude Code's waiting hook, `codex queue`,
+OpenCode's HTTP server). The first that takes the message settles the delivery; each one that
+cannot (no hook waiting, the server silent) is an attempt in the ledger with its reason, and the
 guarded keystroke path is the last rung. A message is announced once: a rung either took it
 or provably did not (the hook's mailbox hands a message over or gives it back, never both).
 """
