@@ -50,6 +50,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from docs_section import replace_marked
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 VENV_PYTHON = REPO_ROOT / ".venv" / "bin" / "python"
 DEFAULT_OURS = REPO_ROOT / ".venv" / "bin" / "cafleet"
@@ -486,13 +488,9 @@ def render(
 
 def write_section(docs: Path, body: str) -> None:
     """Replace the marked results block (appended at the end when absent)."""
-    block = f"{START_MARK}\n{body}\n{END_MARK}"
-    text = docs.read_text() if docs.exists() else "# Benchmarks\n"
-    start, end = text.find(START_MARK), text.find(END_MARK)
-    if start == -1 or end < start:
-        docs.write_text(text.rstrip("\n") + "\n\n" + block + "\n")
-    else:
-        docs.write_text(text[:start] + block + text[end + len(END_MARK) :])
+    replace_marked(
+        docs, START_MARK, END_MARK, f"{START_MARK}\n{body}\n{END_MARK}", "# Benchmarks\n\n"
+    )
 
 
 # ---------------------------------------------------------------- main

@@ -35,6 +35,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from docs_section import replace_marked
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OURS = REPO_ROOT / ".venv" / "bin" / "cafleet"
 DEFAULT_DOCS = REPO_ROOT / "docs" / "benchmarks.md"
@@ -527,18 +529,8 @@ def render(report: Report, args: argparse.Namespace) -> str:
 def write_section(docs: Path, body: str) -> None:
     """Replace the marked section of ``docs`` (append it, or create the file, if missing)."""
     section = f"{START_MARK}\n{body}\n{END_MARK}"
-    if not docs.exists():
-        docs.parent.mkdir(parents=True, exist_ok=True)
-        docs.write_text(
-            "# Benchmarks\n\n## CLI latency against upstream 0.17.1\n\n" + section + "\n"
-        )
-        return
-    text = docs.read_text()
-    start, end = text.find(START_MARK), text.find(END_MARK)
-    if start == -1 or end < start:
-        docs.write_text(text.rstrip("\n") + "\n\n" + section + "\n")
-        return
-    docs.write_text(text[:start] + section + text[end + len(END_MARK) :])
+    heading = "# Benchmarks\n\n## CLI latency against upstream 0.17.1\n\n"
+    replace_marked(docs, START_MARK, END_MARK, section, heading)
 
 
 # ---------------------------------------------------------------- main

@@ -50,6 +50,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from docs_section import replace_marked
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OURS_PYTHON = REPO_ROOT / ".venv" / "bin" / "python"
 DEFAULT_DOCS = REPO_ROOT / "docs" / "benchmarks.md"
@@ -674,12 +676,7 @@ def reproduce_command(args: argparse.Namespace) -> str:
 
 def write_section(docs: Path, section: str) -> None:
     """Replace the marked section of ``docs`` (re-read just before writing) or append it."""
-    text = docs.read_text() if docs.exists() else "# Benchmarks\n"
-    start, end = text.find(START_MARK), text.find(END_MARK)
-    if start == -1 or end < start:
-        docs.write_text(text.rstrip("\n") + "\n\n" + section + "\n")
-        return
-    docs.write_text(text[:start] + section + text[end + len(END_MARK) :])
+    replace_marked(docs, START_MARK, END_MARK, section, "# Benchmarks\n\n")
 
 
 # --------------------------------------------------------------- main

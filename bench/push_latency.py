@@ -46,6 +46,8 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from docs_section import replace_marked
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OURS = REPO_ROOT / ".venv" / "bin" / "cafleet"
 DEFAULT_DOCS = REPO_ROOT / "docs" / "benchmarks.md"
@@ -718,21 +720,9 @@ that such noise falls on all of them alike; compare rows of the same run, not ru
 
 
 def write_section(docs: Path, body: str) -> None:
-    """Replace this benchmark's marked section (appended at the end when absent).
-
-    The file is re-read right before writing: other sections may change meanwhile.
-    """
+    """Replace this benchmark's marked section (appended at the end when absent)."""
     section = f"{START_MARK}\n{SECTION_INTRO}\n{body}\n{END_MARK}"
-    if not docs.exists():
-        docs.parent.mkdir(parents=True, exist_ok=True)
-        docs.write_text("# Benchmarks\n\n" + section + "\n")
-        return
-    text = docs.read_text()
-    start, end = text.find(START_MARK), text.find(END_MARK)
-    if start == -1 or end < start:
-        docs.write_text(text.rstrip("\n") + "\n\n" + section + "\n")
-        return
-    docs.write_text(text[:start] + section + text[end + len(END_MARK) :])
+    replace_marked(docs, START_MARK, END_MARK, section, "# Benchmarks\n\n")
 
 
 # ---------------------------------------------------------------- main

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from cafleet.application.channels import known_thread
+from cafleet.application.channels import known_thread, note_of
 from cafleet.application.ports import Clock, CodexThreads, LaunchPad, LaunchPads
 from cafleet.domain.agent_profiles import (
     SESSION_FILE,
@@ -68,11 +68,11 @@ class AgentStatusReader:
             return None
         if known_thread(pad, spawn, self._threads) is None:
             return None
-        return self._threads.status((pad.read(TRANSCRIPT_FILE) or "").strip())
+        return self._threads.status(note_of(pad, TRANSCRIPT_FILE))
 
     def _from_server(self, placement: Placement, pad: LaunchPad) -> StatusReport | None:
         http = self._profiles[placement.coding_agent].server
-        session = (pad.read(SESSION_FILE) or "").strip()
+        session = note_of(pad, SESSION_FILE)
         if http is None or not session:
             return None
         status = http.status(

@@ -71,6 +71,11 @@ class ChannelLadder(Notifier):
         return self._keys.offer(announcement, text).after(tuple(tried))
 
 
+def note_of(pad: LaunchPad, name: str) -> str:
+    """A one-line note the pad keeps (a session id, a path); empty when there is none."""
+    return (pad.read(name) or "").strip()
+
+
 def _pad_of(pads: LaunchPads, announcement: Announcement) -> LaunchPad | None:
     location = announcement.target.launch_pad
     return None if location is None else pads.reopen(location)
@@ -138,7 +143,7 @@ class OpencodeHttpChannel(NativeChannel):
         pad = _pad_of(self._pads, announcement)
         if pad is None or http is None:
             return None
-        session = (pad.read(SESSION_FILE) or "").strip()
+        session = note_of(pad, SESSION_FILE)
         if not session:
             return _outcome(announcement, channel, DeliveryState.SKIPPED, SkipReason.NO_SESSION)
         path, body = http.prompt(session, text)
@@ -154,7 +159,7 @@ class OpencodeHttpChannel(NativeChannel):
 
 def known_thread(pad: LaunchPad, spawn: SpawnFacts, threads: CodexThreads) -> str | None:
     """The member's Codex conversation: kept in the pad, or found now and kept."""
-    kept = (pad.read(SESSION_FILE) or "").strip()
+    kept = note_of(pad, SESSION_FILE)
     if kept:
         return kept
     found = threads.find(spawn.home, spawn.cwd, spawn.prompt, spawn.started_at)

@@ -219,8 +219,9 @@ class MonitorService:
             placement = target.placement
             if placement.pane_id is None or placement.pane_id in states:
                 continue
-            info = panes.get((placement.backend.value, placement.socket), {}).get(placement.pane_id)
-            told = self._statuses.report(placement, placement.pane_state(info))
+            told = self._statuses.report(
+                placement, placement.pane_state(_pane_info(placement, panes))
+            )
             state = state_of(told.status, unread.get(target.agent.agent_id, 0))
             if state is not None:
                 states[placement.pane_id] = state
@@ -309,8 +310,13 @@ def _live(uow: UnitOfWork, fleet_id: int) -> Fleet:
     return fleet
 
 
-def _alive(placement: Placement, panes: Sweep) -> bool:
+def _pane_info(placement: Placement, panes: Sweep) -> PaneInfo | None:
+    """The placement's pane in this tick's listing of its server, if it is there."""
     if placement.pane_id is None:
-        return False
-    info = panes.get((placement.backend.value, placement.socket), {}).get(placement.pane_id)
+        return None
+    return panes.get((placement.backend.value, placement.socket), {}).get(placement.pane_id)
+
+
+def _alive(placement: Placement, panes: Sweep) -> bool:
+    info = _pane_info(placement, panes)
     return info is not None and not info.dead
