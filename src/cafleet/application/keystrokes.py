@@ -98,6 +98,9 @@ class KeystrokeSender:
                     driver.type_text(pane, keys.text)
                 self._clock.sleep(self.profile(target).submit_delay)
                 problem = self._typing_problem(driver, target, keys)
+                if problem == SkipReason.AGENT_BUSY:  # a turn began while typing: the
+                    self._await_shell_turn(driver, target)  # composer keeps the text
+                    problem = self._typing_problem(driver, target, keys)
                 if problem is not None:  # the agent left or a dialog opened: no Enter
                     return PushOutcome.skipped(problem + BEFORE_ENTER, transport, pane)
                 driver.send_keys(pane, Key.ENTER)

@@ -580,6 +580,30 @@ def test_a_shell_command_waits_for_an_opencode_turn_to_end(rig: PaneRig) -> None
     assert sum(rig.clock.slept) == pytest.approx(7 + SUBMIT_DELAYS["opencode"])
 
 
+def test_a_turn_that_begins_while_a_shell_command_is_typed_holds_enter_until_it_ends(
+    rig: PaneRig,
+) -> None:
+    pane = rig.driver.add_pane("opencode")
+    pane.screen = OPENCODE_IDLE  # idle when checked, then a queued prompt starts a turn
+
+    def turn_starts() -> None:
+        pane.screen = OPENCODE_BUSY
+        rig.clock.after(9, turn_ends)
+
+    def turn_ends() -> None:
+        pane.screen = OPENCODE_IDLE
+
+    rig.clock.after(SUBMIT_DELAYS["opencode"] / 2, turn_starts)
+
+    outcome = rig.keystrokes().deliver(
+        opencode_target(pane.pane_id), Keystrokes.shell_command("make test")
+    )
+
+    assert outcome == PushOutcome.sent("tmux", pane.pane_id)
+    assert pane.submitted() == ["! make test"]
+    assert sum(rig.clock.slept) == pytest.approx(SUBMIT_DELAYS["opencode"] + 9)  # Enter at once
+
+
 def test_a_shell_command_to_an_opencode_turn_that_never_ends_is_skipped_untyped(
     rig: PaneRig,
 ) -> None:
