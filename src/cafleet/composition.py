@@ -124,7 +124,11 @@ class Components:
         from cafleet.application.agent_status import AgentStatusReader
 
         return AgentStatusReader(
-            self.launch_pads, self.settings.profiles, self.clock, self.codex_threads
+            self.launch_pads,
+            self.settings.profiles,
+            self.clock,
+            self.codex_threads,
+            self.pane_drivers,
         )
 
     @cached_property

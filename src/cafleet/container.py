@@ -65,7 +65,12 @@ class Container(containers.DeclarativeContainer):
     )
     codex_threads = providers.Singleton(CodexRollouts)
     agent_statuses = providers.Singleton(
-        AgentStatusReader, launch_pads, settings.provided.profiles, clock, codex_threads
+        AgentStatusReader,
+        launch_pads,
+        settings.provided.profiles,
+        clock,
+        codex_threads,
+        pane_drivers,
     )
     notifier = providers.Singleton(
         channel_ladder,

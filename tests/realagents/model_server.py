@@ -15,7 +15,8 @@ a. mail as `cafleet message poll` prints it (a poll's output, or hook feedback i
    text) → ack every message; answer `ping X` with `pong X`, `pong N` with `ping N+1` while
    the prompt's `while N < R` holds; run a message's `RUN:` lines.
 b. a preview header `[cafleet msg <n> from <s> ...]` → `cafleet message poll`.
-c. a line `RUN: <cmd>` (or a typed `cafleet message poll ...` line) → run it.
+c. a line `RUN: <cmd>` (or a typed `cafleet message poll ...` line) → run it; `RUN: ESCALATE
+   <cmd>` asks Codex to run it outside its sandbox, which needs a person's approval.
 d. `DELAY: <seconds>` → wait that long before answering.
 e. otherwise → `FAKE-DONE: <last line>`.
 A request that offers no tools (a title or other side request) gets a short text.
@@ -319,6 +320,11 @@ def chat_conversation(body: dict[str, Any]) -> Conversation:
 # --------------------------------------------------------------------------- the shell tool
 
 SHELL_TOOLS = ("Bash", "bash", "exec_command", "shell_command", "shell")
+ESCALATE = "ESCALATE "
+ESCALATION = {
+    "sandbox_permissions": "require_escalated",
+    "justification": "Run the scripted command outside the sandbox?",
+}
 
 
 def _tool_name(tool: dict[str, Any]) -> str:
@@ -336,7 +342,12 @@ def shell_call(tools: list[dict[str, Any]], command: str) -> tuple[str, dict[str
     if name is None:
         return None
     props = specs[name].get("properties", {})
+    steps = command.split(" && ")
+    escalate = any(step.startswith(ESCALATE) for step in steps)
+    command = " && ".join(step.removeprefix(ESCALATE) for step in steps)
     if "cmd" in props:  # codex exec_command
+        if escalate and "sandbox_permissions" in props:
+            return name, {"cmd": command, **ESCALATION}
         return name, {"cmd": command}
     if props.get("command", {}).get("type") == "array":  # codex shell
         return name, {"command": ["bash", "-lc", command]}

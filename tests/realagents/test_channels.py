@@ -1,4 +1,4 @@
-"""The delivery ladder and agent status with the real Claude Code and OpenCode TUIs.
+"""The delivery ladder and agent status with the real Claude Code, Codex and OpenCode TUIs.
 
 Claude Code takes mail through its waiting Stop hook, Codex through `codex queue` and
 OpenCode through its own HTTP server, with nothing typed into the pane; a busy member gets it
@@ -8,14 +8,17 @@ off, keystrokes deliver it and the ledger says so.
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from cafleet.adapters.opencode_preset import preset_text
 from realagents.fleet import REPLY_TIMEOUT, Fleet
 from realagents.installed import require_agent
 
@@ -90,24 +93,49 @@ def test_with_the_native_channel_off_keystrokes_deliver_and_the_ledger_names_the
         fleet.wait_confirmed(task)
 
 
-def test_a_claude_member_asking_permission_is_waiting_and_wakes_the_watcher(
-    fleet: Fleet, agent_tmux: Any
+def ask_opencode_before_touch(fleet: Fleet) -> None:
+    """The user's own stricter rule in the cafleet agent preset: `touch` asks first."""
+    path = Path(fleet.env["XDG_CONFIG_HOME"]) / "opencode" / "agents" / "cafleet.md"
+    text = path.read_text() if path.exists() else preset_text()
+    _, front, body = text.split("---\n", 2)
+    preset = json.loads(front)
+    preset["permission"]["bash"]["touch *"] = "ask"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"---\n{json.dumps(preset, indent=2)}\n---\n{body}")
+
+
+# how each agent is made to ask a person before a command, and its dialog's words
+ASKING = {
+    "claude": ({"CAFLEET_AGENT_ARGS_CLAUDE": "--permission-mode default"}, "RUN: touch {marker}",
+               r"(?i)do you want to proceed"),
+    "codex": ({"CAFLEET_AGENT_ARGS_CODEX": "--ask-for-approval on-request"},
+              "RUN: ESCALATE touch {marker}", r"(?i)would you like to run the following command"),
+    "opencode": ({}, "RUN: touch {marker}", r"(?i)permission required"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("agent", sorted(ASKING))
+def test_a_member_asking_permission_is_waiting_and_wakes_the_watcher(
+    agent: str, fleet: Fleet, agent_tmux: Any
 ) -> None:
-    """With a stricter permission mode, a tool outside the allow rules opens Claude Code's
+    """With a stricter permission mode, a command outside the rules opens the agent's
     permission dialog: the member's status says `waiting`, the monitor's next tick names it
     (`status:blocked`), and nothing is typed into the dialog."""
-    require_agent("claude")
-    fleet.env["CAFLEET_AGENT_ARGS_CLAUDE"] = "--permission-mode default"
+    require_agent(agent)
+    settings, order, dialog = ASKING[agent]
+    fleet.env.update(settings)
+    if agent == "opencode":
+        ask_opencode_before_touch(fleet)
     fleet.cli(
         "member", "create", "--fleet-id", str(fleet.fleet_id), "--agent-id",
         str(fleet.director), "--name", "watch", "--description", "watcher", "--role", "monitor",
         "--coding-agent", "custom", "--agent-command", WATCHER, "--text", "Watch the fleet.",
     )  # fmt: skip
-    member, pane = fleet.create_member("claude", "asker")
+    member, pane = fleet.create_member(agent, "asker")
     fleet.wait_for_status(member, "idle")
     marker = fleet.workdir / "asked.txt"
-    fleet.send(member, f"RUN: touch {marker}")
-    agent_tmux.wait_for_screen(pane, r"(?i)do you want to proceed", timeout=REPLY_TIMEOUT)
+    fleet.send(member, order.format(marker=marker))
+    agent_tmux.wait_for_screen(pane, dialog, timeout=REPLY_TIMEOUT)
 
     fleet.wait_for_status(member, "waiting", timeout=30)  # Claude notifies after a few seconds
     monitor = fleet.components().monitoring()
@@ -122,4 +150,5 @@ def test_a_claude_member_asking_permission_is_waiting_and_wakes_the_watcher(
 
     task = int(re.search(r"^\[(\d+) \|", fleet.send(member, "ping 9"), re.M).group(1))  # type: ignore[union-attr]
     assert fleet.attempts(task)[-1][1] in {"sent", "skipped"}
-    assert not marker.exists()  # the dialog was not answered by anything CAFleet typed
+    assert re.search(dialog, agent_tmux.capture(pane))  # the dialog still waits for its answer
+    assert not marker.exists()  # nothing CAFleet typed answered it

@@ -94,6 +94,26 @@ def test_codex_argv_in_full() -> None:
     ]  # fmt: skip
 
 
+@pytest.mark.parametrize(
+    ("own", "dropped"),
+    [
+        (("--ask-for-approval", "on-request"), ["--ask-for-approval", "never"]),
+        (("-a", "on-request"), ["--ask-for-approval", "never"]),
+        (("--sandbox=read-only",), ["--sandbox", "workspace-write"]),
+        (("-s", "danger-full-access"), ["--sandbox", "workspace-write"]),
+    ],
+)
+def test_the_users_own_approval_or_sandbox_flag_replaces_cafleets(
+    own: tuple[str, ...], dropped: list[str]
+) -> None:
+    argv = CODEX.argv(launch("/b/codex", extra_args=own))
+
+    head = CODEX_HEAD.copy()
+    start = head.index(dropped[0])
+    del head[start : start + 2]
+    assert argv == ["/b/codex", *head, *own, "--", "do the work"]
+
+
 def test_codex_argv_bare_has_no_name() -> None:
     assert CODEX.argv(launch("/b/codex")) == ["/b/codex", *CODEX_HEAD, "--", "do the work"]
 

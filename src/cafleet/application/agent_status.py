@@ -3,8 +3,9 @@
 The pane comes first (gone or dead: exited), then the placement (not yet ready: starting),
 then what the agent says itself: Claude Code's hooks in the member's event file, OpenCode's
 own server, Codex's transcript of the conversation (once the codex-queue channel found it).
-An agent with no such source (a custom command) is `unknown` while its pane runs; CAFleet
-does not guess from the screen.
+Codex records no approval it asks for, so for it (`dialogs_tell_waiting`) a dialog at the
+bottom of the screen during a turn says `waiting`. An agent with no such source (a custom
+command) is `unknown` while its pane runs.
 """
 
 from __future__ import annotations
@@ -12,18 +13,23 @@ from __future__ import annotations
 from datetime import datetime
 
 from cafleet.application.channels import known_thread, note_of
-from cafleet.application.ports import Clock, CodexThreads, LaunchPad, LaunchPads
+from cafleet.application.ports import Clock, CodexThreads, LaunchPad, LaunchPads, PaneDrivers
 from cafleet.domain.agent_profiles import (
     SESSION_FILE,
     SPAWN_FILE,
     TRANSCRIPT_FILE,
+    TYPING_DIALOG_ROWS,
     AgentProfiles,
     SpawnFacts,
 )
+from cafleet.domain.errors import CafleetError
+from cafleet.domain.panes import PaneGone
 from cafleet.domain.agent_status import AgentStatus, StatusReport
 from cafleet.domain.placement import PaneState, Placement
 
 SEEN_FILE = "status-seen"  # the last status read from the agent's server, and since when
+ASKING_FILE = "status-asking"  # since when a dialog has shown during the current turn
+DIALOG_LINES = 20
 
 
 class AgentStatusReader:
@@ -33,11 +39,13 @@ class AgentStatusReader:
         profiles: AgentProfiles,
         clock: Clock,
         threads: CodexThreads | None = None,
+        drivers: PaneDrivers | None = None,
     ) -> None:
         self._pads = pads
         self._profiles = profiles
         self._clock = clock
         self._threads = threads
+        self._drivers = drivers
 
     def report(self, placement: Placement, pane: PaneState | None) -> StatusReport:
         if pane is PaneState.GONE:
@@ -58,7 +66,26 @@ class AgentStatusReader:
         if served is not None:
             return served
         logged = self._from_transcript(pad)
-        return logged if logged is not None else StatusReport.unknown()
+        if logged is None:
+            return StatusReport.unknown()
+        if logged.status is AgentStatus.WORKING and profile.dialogs_tell_waiting:
+            return self._asking(placement, pad) or logged
+        return logged
+
+    def _asking(self, placement: Placement, pad: LaunchPad) -> StatusReport | None:
+        """`waiting` while the pane shows one of the agent's dialogs, since first seen."""
+        if self._drivers is None or placement.pane_id is None:
+            return None
+        try:
+            driver = self._drivers(placement.backend, placement.socket)
+            screen = driver.capture(placement.pane_id, DIALOG_LINES)
+        except (PaneGone, CafleetError):
+            return None
+        profile = self._profiles[placement.coding_agent]
+        if profile.dialog_on(screen, rows=TYPING_DIALOG_ROWS) is None:
+            pad.remember(ASKING_FILE, "")
+            return None
+        return StatusReport(AgentStatus.WAITING, self._since(pad, AgentStatus.WAITING, ASKING_FILE))
 
     def _from_transcript(self, pad: LaunchPad) -> StatusReport | None:
         """Codex: the last turn event of the conversation it records (found once, here or
@@ -84,14 +111,14 @@ class AgentStatusReader:
             return None
         return StatusReport(status, self._since(pad, status))
 
-    def _since(self, pad: LaunchPad, status: AgentStatus) -> datetime:
-        """When this status was first read (the server tells no times): kept in the pad."""
-        word, _, stamp = (pad.read(SEEN_FILE) or "").partition(" ")
+    def _since(self, pad: LaunchPad, status: AgentStatus, note: str = SEEN_FILE) -> datetime:
+        """When this status was first read (the source tells no times): kept in the pad."""
+        word, _, stamp = (pad.read(note) or "").partition(" ")
         if word == status.value:
             try:
                 return datetime.fromisoformat(stamp.strip())
             except ValueError:
                 pass
         now = self._clock.now()
-        pad.remember(SEEN_FILE, f"{status.value} {now.isoformat()}")
+        pad.remember(note, f"{status.value} {now.isoformat()}")
         return now

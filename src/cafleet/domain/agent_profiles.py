@@ -147,6 +147,9 @@ class AgentProfile:
     # what each hook event (`kind` or `kind:detail`) says the agent is doing
     hook_statuses: Mapping[str, AgentStatus] = field(default_factory=dict)
     config_home: ConfigHome | None = None  # None: the agent has no skills home
+    # the agent tells nobody that it asks a person (its turn just stays open), so a dialog
+    # on screen during a turn is what says `waiting`
+    dialogs_tell_waiting: bool = False
 
     @property
     def uses_hooks(self) -> bool:
@@ -295,14 +298,13 @@ def _codex_argv(launch: LaunchContext) -> list[str]:
     # whichever member started it, and outlive them all. allow_login_shell=false keeps the
     # member's PATH (a login shell resets it). The sandbox must reach the multiplexer's Unix
     # socket (network_access) and write the database's directory.
+    # The user's own approval or sandbox flag replaces CAFleet's (codex refuses a flag twice).
     writable = ["--add-dir", launch.database_dir] if launch.database_dir else []
     return [
         launch.binary,
         "--no-daemon",
-        "--ask-for-approval",
-        "never",
-        "--sandbox",
-        "workspace-write",
+        *_unless_given(launch.extra_args, ("-a", "--ask-for-approval"), "never"),
+        *_unless_given(launch.extra_args, ("-s", "--sandbox"), "workspace-write"),
         "-c",
         "allow_login_shell=false",
         "-c",
@@ -313,6 +315,12 @@ def _codex_argv(launch: LaunchContext) -> list[str]:
         "--",
         launch.prompt,
     ]
+
+
+def _unless_given(args: Sequence[str], names: tuple[str, ...], value: str) -> list[str]:
+    """`--name value` (the long name), unless `args` already set that option."""
+    given = any(arg in names or arg.startswith(tuple(f"{n}=" for n in names)) for arg in args)
+    return [] if given else [names[-1], value]
 
 
 def _opencode_argv(launch: LaunchContext) -> list[str]:
@@ -367,11 +375,13 @@ PROFILES: Mapping[CodingAgent, AgentProfile] = {
             "sign in with chatgpt",
             "hooks need review",
             "incompatible feature settings",
+            "press enter to confirm or esc to cancel",  # a command, edit or permission approval
         ),
         session_variables=("CODEX_SANDBOX", "CODEX_SANDBOX_NETWORK_DISABLED", "CODEX_THREAD_ID"),
         notes="no daemon, no login shell; workspace-write sandbox that reaches tmux and the db",
         channels=(Channel.CODEX_QUEUE,),
         config_home=ConfigHome("CODEX_HOME", ".codex"),
+        dialogs_tell_waiting=True,
     ),
     CodingAgent.OPENCODE: AgentProfile(
         CodingAgent.OPENCODE,

@@ -9,6 +9,7 @@ import pytest
 from cafleet.adapters.fake.clock import FakeClock
 from cafleet.adapters.fake.codex_threads import FakeCodexThreads
 from cafleet.adapters.fake.launch_pads import FakeLaunchPad, FakeLaunchPads
+from cafleet.adapters.fake.pane_driver import FakePaneDrivers
 from cafleet.application.agent_status import AgentStatusReader
 from cafleet.application.ports import AgentThread, LauncherStatus
 from cafleet.domain.agent_profiles import SESSION_FILE, SPAWN_FILE, AgentProfiles, SpawnFacts
@@ -159,3 +160,37 @@ def test_codex_status_comes_from_the_transcript_of_its_conversation(rig: Rig) ->
 
     assert reader.report(placement, PaneState.RUNNING) == StatusReport(AgentStatus.WORKING, at(3))
     assert pad.files[SESSION_FILE] == "t-1"
+
+
+CODEX_APPROVAL = [
+    "  Would you like to run the following command?",
+    "  $ touch /work/asked.txt",
+    "› 1. Yes, proceed (y)",
+    "  3. No, and tell Codex what to do differently (esc)",
+    "  Press enter to confirm or esc to cancel",
+]
+
+
+def test_a_codex_turn_showing_an_approval_dialog_is_waiting_since_first_seen(rig: Rig) -> None:
+    threads, drivers = FakeCodexThreads(), FakePaneDrivers()
+    pane = drivers(Multiplexer.TMUX, None).add_pane("codex", pane_id="%1")
+    reader = AgentStatusReader(rig.pads, AgentProfiles(), rig.clock, threads, drivers)
+    placement, pad = rig.member(CodingAgent.CODEX)
+    pad.files[SPAWN_FILE] = SpawnFacts("Go.", "/work", "/codex", "/bin/codex", START).text()
+    threads.add("/codex", "/work", "Go.", AgentThread("t-1", "/codex/rollout-t-1.jsonl"))
+    threads.statuses["/codex/rollout-t-1.jsonl"] = StatusReport(AgentStatus.WORKING, at(3))
+    pane.screen = ["• Working (3s • esc to interrupt)", "› "]
+
+    assert reader.report(placement, PaneState.RUNNING) == StatusReport(AgentStatus.WORKING, at(3))
+    rig.clock.advance(10)
+    pane.screen = CODEX_APPROVAL
+    asked = reader.report(placement, PaneState.RUNNING)
+    rig.clock.advance(5)
+
+    assert asked == StatusReport(AgentStatus.WAITING, at(10))
+    assert reader.report(placement, PaneState.RUNNING) == asked  # the same wait, same time
+    pane.screen = ["• Working (20s • esc to interrupt)", "› "]  # approved: the turn goes on
+    assert reader.report(placement, PaneState.RUNNING) == StatusReport(AgentStatus.WORKING, at(3))
+    threads.statuses["/codex/rollout-t-1.jsonl"] = StatusReport(AgentStatus.IDLE, at(30))
+    pane.screen = CODEX_APPROVAL  # an idle turn's screen is not read at all
+    assert reader.report(placement, PaneState.RUNNING) == StatusReport(AgentStatus.IDLE, at(30))
