@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 
+import cafleet
 from realagents.fleet import CLAUDE_EXTRA, Fleet
 from realagents.homes import seed_agent_home
 from realagents.installed import agent_bin_dir
@@ -68,7 +69,9 @@ def agent_home(tmp_path: Path, model_server: ScriptedModelServer) -> AgentHome:
     bins = agent_bin_dir()
     # The agents' bin dir, then this virtualenv's (so `cafleet` resolves), then the system.
     path = [*([str(bins)] if bins else []), str(Path(sys.executable).parent), SYSTEM_PATH]
-    env = {"PATH": os.pathsep.join(path), **seeded}
+    # `python -m cafleet` (and the hooks) run the very code this test imports
+    source = str(Path(cafleet.__file__).resolve().parents[1])
+    env = {"PATH": os.pathsep.join(path), "PYTHONPATH": source, **seeded}
     return AgentHome(env=env, workdir=workdir, home=Path(seeded["HOME"]))
 
 
