@@ -1,8 +1,8 @@
-"""Wake latency of the delivery ladder with the real Claude Code and OpenCode TUIs, offline.
+"""Wake latency of the delivery ladder with the real Claude Code, Codex and OpenCode TUIs.
 
-For each agent (claude, opencode) and each channel (``native``: ``claude-hook`` /
-``opencode-http``; ``keys``: typing into the pane, the native channel switched off with
-``CAFLEET_CHANNELS_<AGENT>=keys``) it measures the time from the start of a
+For each agent (claude, codex, opencode) and each channel (``native``: ``claude-hook`` /
+``codex-queue`` / ``opencode-http``; ``keys``: typing into the pane, the native channel
+switched off with ``CAFLEET_CHANNELS_<AGENT>=keys``) it measures the time from the start of a
 ``cafleet message send`` process (run as the Director) to the moment the scripted model server
 receives the model request that carries that message's text, i.e. the member woke and handed
 the message to its model. The send process's own wall time is reported next to it, and the
@@ -20,7 +20,7 @@ quiet for a moment and ``member list`` says ``idle``.
 Standard library plus the repository's own test helpers. Usage (from the repository root)::
 
     .venv/bin/python bench/channel_latency.py [--sends 20] [--warmup 1]
-                                              [--agents claude,opencode] [--write]
+                                              [--agents claude,codex,opencode] [--write]
 
 (run with another Python it re-executes itself with ``.venv/bin/python``: the helpers and the
 members' tool calls need this repository's ``cafleet``). Nothing here asserts on timings: it
@@ -59,7 +59,7 @@ DEFAULT_DOCS = REPO_ROOT / "docs" / "benchmarks.md"
 START_MARK = "<!-- channel-latency:start -->"
 END_MARK = "<!-- channel-latency:end -->"
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-NATIVE = {"claude": "claude-hook", "opencode": "opencode-http"}
+NATIVE = {"claude": "claude-hook", "codex": "codex-queue", "opencode": "opencode-http"}
 PROMPT = (
     "You are w. FLEET ID: {fleet_id}. YOUR MEMBER ID: {agent_id}."
     " DIRECTOR ID: {director_agent_id}. Wait for messages."
@@ -178,7 +178,7 @@ class Bench:
             TMUX_PANE=self.tmuxcmd("display-message", "-p", "-t", "main", "#{pane_id}"),
         )
         self.cli("setup", "db")
-        self.cli("setup", "skill", "--agent", "claude", "--agent", "opencode")
+        self.cli("setup", "skill", *(word for name in NATIVE for word in ("--agent", name)))
         out = self.cli("fleet", "create", "--name", "bench")
         found = FLEET_LINE.search(out)
         if found is None:
@@ -448,8 +448,9 @@ def versions(bench: Bench) -> list[str]:
     return [
         f"- Machine: {platform.system()} {platform.release()} ({platform.machine()}), "
         f"nproc {os.cpu_count()}, {cpu or 'unknown CPU'}; {tmux}",
-        f"- ours: {ours} on Python {platform.python_version()}; agents: claude "
-        f"{PINNED['claude']}, opencode {PINNED['opencode']} (pinned, `scripts/agents`)",
+        f"- ours: {ours} on Python {platform.python_version()}; agents: "
+        + ", ".join(f"{name} {PINNED[name]}" for name in NATIVE)
+        + " (pinned, `scripts/agents`)",
     ]
 
 
@@ -501,14 +502,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--ours", type=Path, default=DEFAULT_OURS, help="our cafleet executable")
     parser.add_argument("--sends", type=int, default=20, help="timed sends per row (20)")
     parser.add_argument("--warmup", type=int, default=1, help="untimed sends per row first (1)")
-    parser.add_argument("--agents", default="claude,opencode", help="claude,opencode")
+    parser.add_argument("--agents", default=",".join(NATIVE), help=",".join(NATIVE))
     parser.add_argument("--write", action="store_true", help="update the marked docs block")
     parser.add_argument("--docs", type=Path, default=DEFAULT_DOCS, help="the file --write edits")
     parser.add_argument("--raw-json", type=Path, help="also dump every sample here as JSON")
     args = parser.parse_args(argv)
     args.agents = [a.strip() for a in args.agents.split(",") if a.strip()]
     if args.sends < 1 or args.warmup < 0 or not args.agents or set(args.agents) - set(NATIVE):
-        parser.error("--sends >= 1, --warmup >= 0, --agents from claude,opencode")
+        parser.error(f"--sends >= 1, --warmup >= 0, --agents from {','.join(NATIVE)}")
     return args
 
 

@@ -107,7 +107,9 @@ class Container(containers.DeclarativeContainer):
         pane_drivers,
         agent_statuses,
     )
-    admin = providers.Factory(AdminService, uow, clock, process, fleets, messaging, monitor)
+    admin = providers.Factory(
+        AdminService, uow, clock, process, fleets, messaging, monitor, members
+    )
 
 
 def build_container(settings: Settings) -> Container:

@@ -72,13 +72,15 @@ class ConversationMark:
     """Where a fleet's conversation stands, read cheaply so a watcher can tell it moved.
 
     A new message raises last_task_id; an ACK or cancel changes open_messages and
-    last_state_change; a settled push raises settled_deliveries.
+    last_state_change; a settled push raises settled_deliveries; an agent's receipt
+    raises confirmed_deliveries.
     """
 
     last_task_id: int | None = None
     last_state_change: datetime | None = None
     open_messages: int = 0
     settled_deliveries: int = 0
+    confirmed_deliveries: int = 0
 
 
 class MessageRepository(Protocol):
