@@ -154,7 +154,9 @@ class Bench:
         seeded = seed_agent_home(self.scratch, self.workdir, self.server.url)
         self.home = Path(seeded["HOME"])
         path = [str(bins), str(self.cafleet.parent), SYSTEM_PATH]
-        self.env = {"PATH": os.pathsep.join(path), **seeded}
+        # the members' `cafleet` runs this checkout's code, as the script does
+        source = str(REPO_ROOT / "src")
+        self.env = {"PATH": os.pathsep.join(path), "PYTHONPATH": source, **seeded}
         tmux = shutil.which("tmux")
         if tmux is None:
             raise BenchError("tmux is not on PATH")
