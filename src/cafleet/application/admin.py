@@ -5,14 +5,21 @@ fleet. The WebUI only ever sends as the fleet's Administrator, through
 MessagingService so the push still happens after commit. Not-found answers use
 the WebUI's own wording and are identical for unknown ids, ids of other fleets
 and (where the spec says so) deregistered agents.
+
+Each member's agent status comes from MemberService, as `member list` reads it. The
+event stream's fingerprint reuses one reading per fleet for a few seconds, so the
+panes and agents are asked at that pace however many pages are open.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime, timedelta
 from typing import Final, Literal
 
 from cafleet.application.admin_views import (
+    AgentStatusMark,
     FleetMark,
     MessageView,
     Page,
@@ -21,14 +28,18 @@ from cafleet.application.admin_views import (
     SendReceipt,
 )
 from cafleet.application.fleets import FleetRow, FleetService
+from cafleet.application.members import MemberService, MemberView
 from cafleet.application.messaging import MessagingService
 from cafleet.application.monitoring import MonitorService
 from cafleet.application.ports import Clock, ProcessIdentity, UnitOfWork, UnitOfWorkFactory
 from cafleet.domain.agent import Agent
+from cafleet.domain.agent_status import StatusReport
+from cafleet.domain.delivery import Delivery
 from cafleet.domain.errors import Invalid, NotFound
 from cafleet.domain.fleet import Fleet
 from cafleet.domain.message import Message
 from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule
+from cafleet.domain.placement import Placement
 
 BROADCAST: Final = "*"
 Recipient = int | Literal["*"]
@@ -44,6 +55,8 @@ EMPTY_TEXT = "text may not be empty"
 # database about it would fail with an overflow instead of "not found".
 _ID_RANGE = range(-(2**63), 2**63)
 
+STATUS_SECONDS = 2.0  # how long the event stream reuses one reading of the agent statuses
+
 
 class AdminService:
     def __init__(
@@ -54,6 +67,8 @@ class AdminService:
         fleets: FleetService,
         messaging: MessagingService,
         monitoring: MonitorService,
+        members: MemberService,
+        status_seconds: float = STATUS_SECONDS,
     ) -> None:
         self._uow = uow
         self._clock = clock
@@ -61,6 +76,10 @@ class AdminService:
         self._fleets = fleets
         self._messaging = messaging
         self._monitoring = monitoring
+        self._members = members
+        self._status_ttl = timedelta(seconds=status_seconds)
+        self._status_lock = threading.Lock()
+        self._status_reads: dict[int, tuple[datetime, AgentStatusMark]] = {}
 
     # --- fleets -------------------------------------------------------------------------
 
@@ -75,9 +94,10 @@ class AdminService:
     # --- agents and their monitoring ------------------------------------------------------
 
     def roster(self, fleet_id: int) -> list[RosterEntry]:
-        """Active agents plus deregistered ones that still own or sent a message."""
+        """Active agents plus deregistered ones that still own or sent a message, each
+        member with its agent status."""
         with self._uow() as uow:
-            _fleet(uow, fleet_id)
+            fleet = _fleet(uow, fleet_id)
             agents = uow.agents.in_fleet(fleet_id, active_only=False)
             retired = [a.agent_id for a in agents if not a.is_active]
             activity = uow.messages.activity(retired)
@@ -85,7 +105,43 @@ class AdminService:
                 a for a in agents if a.is_active or activity[a.agent_id].last_contact is not None
             ]
             schedules = uow.monitor.for_agents(a.agent_id for a in shown)
-        return [RosterEntry(a, schedules.get(a.agent_id)) for a in shown]
+            placements = uow.placements.for_agents(a.agent_id for a in shown)
+        told = self._agent_statuses(fleet, shown, placements)
+        return [RosterEntry(a, schedules.get(a.agent_id), told.get(a.agent_id)) for a in shown]
+
+    def _agent_statuses(
+        self, fleet: Fleet, agents: Iterable[Agent], placements: Mapping[int, Placement]
+    ) -> dict[int, StatusReport]:
+        """What `member list` says of each member's agent; none for a deleted fleet."""
+        if fleet.is_deleted:
+            return {}
+        views = [
+            MemberView(a, a.kind(fleet), placements[a.agent_id])
+            for a in agents
+            if a.agent_id in placements
+        ]
+        return {
+            v.agent.agent_id: v.agent_status
+            for v in self._members.with_panes(views)
+            if v.agent_status is not None
+        }
+
+    def _status_mark(self, fleet_id: int) -> AgentStatusMark:
+        """The agent statuses for the fingerprint, read at most once per interval per
+        fleet whatever the number of streams (the lock keeps them from reading at once)."""
+        with self._status_lock:
+            now = self._clock.now()
+            kept = self._status_reads.get(fleet_id)
+            if kept is not None and now - kept[0] < self._status_ttl:
+                return kept[1]
+            with self._uow() as uow:
+                fleet = uow.fleets.get(fleet_id)
+                agents = uow.agents.in_fleet(fleet_id)
+                placements = uow.placements.for_agents(a.agent_id for a in agents)
+            told = {} if fleet is None else self._agent_statuses(fleet, agents, placements)
+            mark = tuple((i, r.status.value, r.since) for i, r in sorted(told.items()))
+            self._status_reads[fleet_id] = (now, mark)
+            return mark
 
     def monitor_runtime(self, fleet_id: int) -> RuntimeView:
         with self._uow() as uow:
@@ -180,6 +236,7 @@ class AdminService:
                 for s in sorted(schedules.values(), key=lambda s: s.agent_id)
             ),
             self._judged(runtime).running,
+            self._status_mark(fleet_id),
         )
 
     def _judged(self, runtime: MonitorRuntime | None) -> RuntimeView:
@@ -222,16 +279,19 @@ def _bounded(before: int | None) -> int | None:
 def _views(uow: UnitOfWork, fleet_id: int, messages: Sequence[Message]) -> list[MessageView]:
     """Messages with names resolved (deregistered agents included) and their ledger row."""
     names = {a.agent_id: a.name for a in uow.agents.in_fleet(fleet_id, active_only=False)}
-    ledger = {
-        (d.task_id, d.recipient_agent_id): d
-        for d in uow.deliveries.for_tasks([m.task_id for m in messages])
-    }
-    return [
-        MessageView(
-            m,
-            names.get(m.from_agent_id),
-            names.get(m.to_agent_id) if m.to_agent_id is not None else None,
-            ledger.get((m.task_id, m.context_id)),
+    ledger: dict[tuple[int, int], list[Delivery]] = {}
+    for d in uow.deliveries.for_tasks([m.task_id for m in messages]):  # in attempt order
+        ledger.setdefault((d.task_id, d.recipient_agent_id), []).append(d)
+    views = []
+    for m in messages:
+        attempts = tuple(ledger.get((m.task_id, m.context_id), ()))
+        views.append(
+            MessageView(
+                m,
+                names.get(m.from_agent_id),
+                names.get(m.to_agent_id) if m.to_agent_id is not None else None,
+                attempts[-1] if attempts else None,
+                attempts,
+            )
         )
-        for m in messages
-    ]
+    return views

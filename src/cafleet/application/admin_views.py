@@ -12,6 +12,7 @@ from enum import StrEnum
 
 from cafleet.application.ports import ConversationMark
 from cafleet.domain.agent import Agent
+from cafleet.domain.agent_status import StatusReport
 from cafleet.domain.delivery import Delivery
 from cafleet.domain.message import Message, MessageState
 from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule
@@ -32,6 +33,7 @@ class Page:
 class RosterEntry:
     agent: Agent
     schedule: MonitorSchedule | None
+    agent_status: StatusReport | None = None  # None: not a member with a pane
 
 
 @dataclass(frozen=True)
@@ -39,7 +41,8 @@ class MessageView:
     message: Message
     from_agent_name: str | None
     to_agent_name: str | None
-    delivery: Delivery | None
+    delivery: Delivery | None  # the last attempt
+    attempts: tuple[Delivery, ...] = ()  # every attempt, first to last
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,9 @@ class FleetEvent(StrEnum):
     STATE = "state"  # something already shown changed: states, deliveries, roster, monitor
 
 
+AgentStatusMark = tuple[tuple[int, str, datetime | None], ...]  # (agent_id, status, since)
+
+
 @dataclass(frozen=True)
 class FleetMark:
     """A cheap fingerprint of everything the dashboard shows for one fleet."""
@@ -82,6 +88,7 @@ class FleetMark:
     roster: tuple[tuple[int, str], ...]  # (agent_id, status)
     schedules: tuple[tuple[int, int, bool, datetime | None], ...]  # id, interval, on, last ping
     monitor_running: bool
+    agent_statuses: AgentStatusMark = ()  # each member's agent status, as last read
 
     def changes_since(self, earlier: FleetMark) -> dict[FleetEvent, tuple[str, ...]]:
         """Which events a watcher should hear, with what changed for the state event."""
@@ -96,9 +103,12 @@ class FleetMark:
             then.open_messages,
         ):
             changed.append("messages")
-        if now.settled_deliveries != then.settled_deliveries:
+        if (now.settled_deliveries, now.confirmed_deliveries) != (
+            then.settled_deliveries,
+            then.confirmed_deliveries,
+        ):
             changed.append("deliveries")
-        if self.roster != earlier.roster:
+        if (self.roster, self.agent_statuses) != (earlier.roster, earlier.agent_statuses):
             changed.append("agents")
         if (self.schedules, self.monitor_running) != (earlier.schedules, earlier.monitor_running):
             changed.append("monitor")

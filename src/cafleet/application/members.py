@@ -58,7 +58,7 @@ class MemberService:
             agent = active_agent(uow, fleet_id, member_id, f"Agent {member_id} not found")
             fleet = live_fleet(uow, fleet_id)
             view = MemberView(agent, agent.kind(fleet), uow.placements.get(member_id))
-        return self._with_panes([view])[0]
+        return self.with_panes([view])[0]
 
     def list(self, fleet_id: int, mode: ListMode) -> MemberListing:
         with self._uow() as uow:
@@ -76,10 +76,11 @@ class MemberService:
                     )
                     for v in views
                 ]
-        return MemberListing(mode, [*self._with_panes(views)], self._clock.now())
+        return MemberListing(mode, [*self.with_panes(views)], self._clock.now())
 
-    def _with_panes(self, views: Sequence[MemberView]) -> Sequence[MemberView]:
-        """Each member's pane as its multiplexer sees it now: one listing per server."""
+    def with_panes(self, views: Sequence[MemberView]) -> Sequence[MemberView]:
+        """Each member's pane as its multiplexer sees it now (one listing per server) and
+        its agent status. Call it with no unit of work open: it runs the multiplexer."""
         if self._drivers is None:
             return views
         listings: dict[tuple[Multiplexer, str | None], dict[str, PaneInfo] | None] = {}

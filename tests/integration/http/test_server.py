@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import shlex
 import sqlite3
 import subprocess
 import sys
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -446,3 +448,55 @@ def test_hot_commands_never_import_the_web_stack(served, argv: list[str]) -> Non
     )
 
     assert done.stderr == "0 []"
+
+
+def test_a_members_agent_status_and_its_delivery_attempts_are_served_live(served) -> None:
+    crew = served.create_fleet("crew")
+    demo_agent = shlex.join([sys.executable, "-m", "cafleet.demo_agent"])
+    member = served.workspace.json(
+        "member", "create",
+        "--fleet-id", str(crew.fleet_id),
+        "--agent-id", str(crew.director),
+        "--name", "coder",
+        "--description", "Writes code",
+        "--coding-agent", "custom",
+        "--agent-command", demo_agent,
+        "--text", "You are coder.",
+        **served.tmux.env,
+    )  # fmt: skip
+    listed = served.workspace.json("member", "list", "--fleet-id", str(crew.fleet_id))
+    task_id = cli_send(
+        replace(served, fleet=crew), crew.director, member["agent_id"], "status, please"
+    )
+
+    client = served.client(**{"X-Fleet-Id": str(crew.fleet_id)})
+    reader = EventReader(client)
+    try:
+        agents = {a["agent_id"]: a for a in client.get("/api/agents").json()["agents"]}
+        inbox = client.get(f"/api/agents/{member['agent_id']}/inbox").json()["messages"]
+        assert reader.opened.wait(15)
+        served.tmux.run("kill-pane", "-t", member["placement"]["mux_pane_id"])
+        state = reader.wait_for("state")
+        after = {a["agent_id"]: a for a in client.get("/api/agents").json()["agents"]}
+    finally:
+        client.close()
+
+    [cli_row] = listed
+    row = agents[member["agent_id"]]
+    # a custom command tells nothing about itself: unknown while its pane runs, as the CLI says
+    assert (row["agent_status"], row["agent_status_since"]) == ("unknown", None)
+    assert (cli_row["agent_status"], cli_row["agent_status_since"]) == ("unknown", None)
+    for builtin in (crew.director, crew.admin):
+        assert (agents[builtin]["agent_status"], agents[builtin]["agent_status_since"]) == (
+            None,
+            None,
+        )
+    [message] = inbox
+    assert message["task_id"] == task_id
+    [typed] = message["deliveries"]
+    assert (typed["attempt"], typed["channel"], typed["state"]) == (1, "keys", "sent")
+    assert typed["confirmed_at"] is None
+    assert message["delivery"] == typed
+    # the pane went away: the open stream says the roster changed, and it now reads exited
+    assert "agents" in state["changed"]
+    assert after[member["agent_id"]]["agent_status"] == "exited"

@@ -84,9 +84,11 @@ class Fleets:
         *,
         pane: str | None = None,
         card_kind: CardKind | None = None,
+        launch_pad: str | None = None,
     ) -> int:
         """A member beside the Director. pane: a live pane running claude on the fleet's
-        fake tmux server (None: no pane exists there, so pushes find it gone)."""
+        fake tmux server (None: no pane exists there, so pushes find it gone). launch_pad:
+        where its agent reports its status."""
         clock = self.container.clock()
         with self.container.uow()(write=True) as uow:
             now = clock.now()
@@ -105,6 +107,7 @@ class Fleets:
                     now,
                     made.placement.socket,
                     ready_at=now,
+                    launch_pad=launch_pad,
                 )
             )
             if card_kind is None:

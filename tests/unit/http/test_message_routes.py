@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
+
 import pytest
 
+from cafleet.domain.delivery import DeliveryState
 from cafleet.domain.message import MessageState
+
+ISO_UTC_MICROS = r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00$"
 
 MESSAGE_FIELDS = [
     "task_id",
@@ -19,6 +25,7 @@ MESSAGE_FIELDS = [
     "origin_task_id",
     "body",
     "delivery",
+    "deliveries",
 ]
 
 
@@ -62,8 +69,35 @@ def test_a_message_object_resolves_names_and_carries_its_delivery(
             "attempted_at": shown["delivery"]["attempted_at"],
             "confirmed_at": None,
         },
+        "deliveries": [shown["delivery"]],
     }
     assert shown["delivery"]["attempted_at"] > shown["created_at"]
+
+
+def test_every_attempt_is_listed_in_order_with_its_channel_and_receipt(
+    client, container, fleets, alpha, scoped
+) -> None:
+    worker = fleets.member(alpha, "worker", pane="%1")
+    task_id = fleets.send(alpha, alpha.director.agent_id, worker, "over the hook")
+    clock = container.clock()
+    with container.uow()(write=True) as uow:  # as a ladder that fell back from the hook to keys
+        [typed] = uow.deliveries.for_tasks([task_id])
+        uow.deliveries.save(
+            replace(typed, state=DeliveryState.SKIPPED, channel="claude-hook", error="not-taken")
+        )
+        uow.deliveries.add(replace(typed, attempt=2))
+        uow.deliveries.confirm(worker, [task_id], clock.now())
+        uow.commit()
+
+    response = client.get(f"/api/agents/{worker}/inbox", headers=scoped(alpha.fleet.fleet_id))
+
+    [shown] = response.json()["messages"]
+    hook, keys = shown["deliveries"]
+    assert (hook["attempt"], hook["channel"], hook["state"]) == (1, "claude-hook", "skipped")
+    assert (hook["error"], hook["confirmed_at"]) == ("not-taken", None)
+    assert (keys["attempt"], keys["channel"], keys["state"]) == (2, "keys", "sent")
+    assert re.match(ISO_UTC_MICROS, keys["confirmed_at"])
+    assert shown["delivery"] == keys
 
 
 def test_skipped_deliveries_show_their_reason(client, fleets, alpha, scoped) -> None:

@@ -209,16 +209,13 @@ class MemoryMessages:
     def conversation_mark(self, fleet_id: int) -> ConversationMark:
         owners = {a.agent_id for a in self._t.agents.values() if a.fleet_id == fleet_id}
         owned = [m for m in self._t.messages.values() if m.context_id in owners]
-        settled = [
-            d
-            for d in self._t.deliveries.values()
-            if d.recipient_agent_id in owners and d.attempted_at is not None
-        ]
+        theirs = [d for d in self._t.deliveries.values() if d.recipient_agent_id in owners]
         return ConversationMark(
             max((m.task_id for m in owned), default=None),
             max((m.status_timestamp for m in owned), default=None),
             sum(1 for m in owned if m.state is MessageState.INPUT_REQUIRED),
-            len(settled),
+            sum(1 for d in theirs if d.attempted_at is not None),
+            sum(1 for d in theirs if d.confirmed_at is not None),
         )
 
 

@@ -269,17 +269,18 @@ class SqlMessages:
                 func.count().filter(open_state),
             ).where(tasks.c.context_id.in_(owners))
         ).one()
-        settled = self._c.execute(
-            select(func.count(deliveries.c.attempted_at)).where(
-                deliveries.c.recipient_agent_id.in_(owners)
-            )
-        ).scalar_one()
+        settled, confirmed = self._c.execute(
+            select(
+                func.count(deliveries.c.attempted_at), func.count(deliveries.c.confirmed_at)
+            ).where(deliveries.c.recipient_agent_id.in_(owners))
+        ).one()
         last_task_id, last_change, open_count = message_row
         return ConversationMark(
             None if last_task_id is None else int(last_task_id),
             rows.dt(last_change),
             int(open_count),
             int(settled),
+            int(confirmed),
         )
 
 

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from cafleet.application.admin_views import MessageView, RosterEntry, RuntimeView
 from cafleet.application.fleets import FleetRow
 from cafleet.domain.agent import AgentStatus
+from cafleet.domain.agent_status import AgentStatus as AgentActivity
 from cafleet.domain.delivery import Delivery, DeliveryState
 from cafleet.domain.message import MessageState, MessageType
 from cafleet.domain.monitor import MonitorSchedule
@@ -83,10 +84,16 @@ class AgentOut(BaseModel):
     registered_at: Timestamp
     kind: Literal["builtin-administrator", "user"]
     monitor: MonitorOut | None
+    agent_status: AgentActivity | None = Field(
+        description="What the member's coding agent is doing, as `member list` reads it;"
+        " null for an agent without a member pane"
+    )
+    agent_status_since: Timestamp | None = Field(description="Since when, when known")
 
     @staticmethod
     def of(entry: RosterEntry) -> AgentOut:
         a = entry.agent
+        told = entry.agent_status
         return AgentOut(
             agent_id=a.agent_id,
             name=a.name,
@@ -95,6 +102,8 @@ class AgentOut(BaseModel):
             registered_at=_iso(a.registered_at),
             kind="builtin-administrator" if a.is_administrator else "user",
             monitor=None if entry.schedule is None else MonitorOut.of(entry.schedule),
+            agent_status=None if told is None else told.status,
+            agent_status_since=None if told is None else iso(told.since),
         )
 
 
@@ -129,7 +138,7 @@ class MonitorRuntimeOut(BaseModel):
 
 class DeliveryOut(BaseModel):
     state: DeliveryState
-    channel: str | None = Field(description="claude-hook, opencode-http or keys")
+    channel: str | None = Field(description="claude-hook, opencode-http, codex-queue or keys")
     attempt: int
     transport: str | None
     error: str | None = Field(description="Skip reason or one-line failure")
@@ -161,7 +170,8 @@ class MessageOut(BaseModel):
     status_timestamp: Timestamp
     origin_task_id: int | None
     body: str = Field(description="The full text, never truncated")
-    delivery: DeliveryOut | None
+    delivery: DeliveryOut | None = Field(description="The last push attempt")
+    deliveries: list[DeliveryOut] = Field(description="Every push attempt, first to last")
 
     @staticmethod
     def of(view: MessageView) -> MessageOut:
@@ -179,6 +189,7 @@ class MessageOut(BaseModel):
             origin_task_id=m.origin_task_id,
             body=m.text,
             delivery=None if view.delivery is None else DeliveryOut.of(view.delivery),
+            deliveries=[DeliveryOut.of(d) for d in view.attempts],
         )
 
 
