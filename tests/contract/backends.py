@@ -107,8 +107,13 @@ class Backend(Protocol):
     name: str
     driver: PaneDriver
     anchor: str  # a pane that exists from the start (stands in for the Director's pane)
+    prompts: bool  # the multiplexer has a prompt request of its own (herdr's agent.prompt)
 
     def spawn_agent(self) -> str: ...
+    def detect(self, pane_id: str, state: str) -> None:
+        """Where the multiplexer detects agents: it sees one in the pane, in `state`."""
+        ...
+
     def submissions(self, pane_id: str, at_least: int) -> list[str]: ...
     def escapes(self, pane_id: str, at_least: int) -> int: ...
     def spawn_printer(self, lines: Sequence[str]) -> str: ...
@@ -122,6 +127,7 @@ class Backend(Protocol):
 
 class FakeBackend:
     name = "fake"
+    prompts = False
 
     def __init__(self, workdir: Path) -> None:
         self.workdir = workdir
@@ -131,6 +137,9 @@ class FakeBackend:
 
     def spawn_agent(self) -> str:
         return self.driver.spawn(self.anchor, AGENT_ARGV, AGENT_ENV, str(self.workdir))
+
+    def detect(self, pane_id: str, state: str) -> None:
+        pass  # a tmux-like fake: no agent detection
 
     def submissions(self, pane_id: str, at_least: int) -> list[str]:
         return self.fake.panes[pane_id].submitted()
@@ -173,6 +182,7 @@ class FakeBackend:
 
 class TmuxBackend:
     name = "tmux"
+    prompts = False
 
     def __init__(self, workdir: Path) -> None:
         self.workdir = workdir
@@ -225,6 +235,9 @@ class TmuxBackend:
         return self.raw("capture-pane", "-p", "-t", pane_id)
 
     # -- panes
+
+    def detect(self, pane_id: str, state: str) -> None:
+        pass  # tmux detects no agents
 
     def spawn_agent(self) -> str:
         log = self.workdir / f"agent-{uuid.uuid4().hex}.jsonl"
@@ -314,6 +327,7 @@ class TmuxBackend:
 
 class HerdrBackend:
     name = "herdr"
+    prompts = True
 
     def __init__(self, workdir: Path) -> None:
         self.workdir = workdir
@@ -340,6 +354,9 @@ class HerdrBackend:
         # herdr brackets a paste only once the program has asked for bracketed paste
         wait_for(lambda: self.server.bracketed(pane_id), f"bracketed paste in {pane_id}")
         return pane_id
+
+    def detect(self, pane_id: str, state: str) -> None:
+        self.server.set_agent_status(pane_id, state, agent="claude")
 
     def _events(self, pane_id: str, kind: str) -> list[dict[str, Any]]:
         return logged_events(self._logs[pane_id], kind)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from cafleet.domain.errors import Unavailable
-from cafleet.domain.panes import Key, PaneGone, PaneInfo
+from cafleet.domain.panes import Key, PaneGone, PaneInfo, PromptAnswer
 
 from .backends import Backend, wait_for
 
@@ -385,3 +385,54 @@ def test_an_unreachable_server_is_unavailable_not_gone(backend: Backend, operati
 
     assert not isinstance(raised.value, PaneGone)
     assert raised.value.message.startswith(f"cannot reach the {backend.driver.backend} server")
+
+
+# --------------------------------------------------------------------------- prompt_agent
+
+TWO_LINES = "[cafleet-like header]\nsecond line"
+
+
+def submitted_with_a_sentinel(backend: Backend, pane_id: str, before: int) -> list[str]:
+    """What the agent received once a sentinel line is typed after `before` submissions."""
+    backend.driver.type_text(pane_id, "sentinel")
+    backend.driver.send_keys(pane_id, Key.ENTER)
+    return backend.submissions(pane_id, before + 1)
+
+
+def test_prompt_agent_types_and_submits_once_where_the_multiplexer_has_a_prompt(
+    backend: Backend,
+) -> None:
+    pane_id = backend.spawn_agent()
+    backend.detect(pane_id, "idle")
+
+    answer = backend.driver.prompt_agent(pane_id, TWO_LINES)
+
+    if backend.prompts:
+        assert answer is PromptAnswer.TAKEN
+        assert submitted_with_a_sentinel(backend, pane_id, 1) == [TWO_LINES, "sentinel"]
+    else:  # tmux, and the tmux-like fake: no such request, nothing typed
+        assert answer is PromptAnswer.NO_PROMPT
+        assert submitted_with_a_sentinel(backend, pane_id, 0) == ["sentinel"]
+
+
+@pytest.mark.backend_skip("fake", reason="the tmux-like fake has no prompt of its own")
+@pytest.mark.backend_skip("tmux", reason="tmux has no prompt of its own")
+def test_prompt_agent_refuses_an_agent_at_a_dialog_and_types_nothing(backend: Backend) -> None:
+    pane_id = backend.spawn_agent()
+    backend.detect(pane_id, "blocked")
+
+    assert backend.driver.prompt_agent(pane_id, "not for the dialog") is PromptAnswer.BLOCKED
+    assert submitted_with_a_sentinel(backend, pane_id, 0) == ["sentinel"]
+
+
+@pytest.mark.backend_skip("fake", reason="the tmux-like fake has no prompt of its own")
+@pytest.mark.backend_skip("tmux", reason="tmux has no prompt of its own")
+def test_prompt_agent_finds_no_agent_in_an_undetected_or_killed_pane(backend: Backend) -> None:
+    undetected = backend.spawn_agent()
+    killed = backend.spawn_agent()
+    backend.detect(killed, "idle")
+    backend.driver.kill(killed)
+
+    assert backend.driver.prompt_agent(undetected, "hello") is PromptAnswer.NO_AGENT
+    assert backend.driver.prompt_agent(killed, "hello") is PromptAnswer.NO_AGENT
+    assert submitted_with_a_sentinel(backend, undetected, 0) == ["sentinel"]

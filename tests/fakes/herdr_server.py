@@ -9,7 +9,14 @@ another), a log of every byte written into each pane, and its screen.
 
 Methods: ping, workspace.create/list, tab.create, pane.current/get/list/split/close/focus,
 pane.send_text/send_keys/send_input, pane.read, pane.layout, pane.resize,
-pane.process_info. Anything else is answered with `invalid_request`.
+pane.process_info, agent.prompt. Anything else is answered with `invalid_request`.
+
+`agent.prompt {target, text}` follows herdr 0.8.2 (`src/app/api/agents.rs`): the target is
+a pane id whose pane has a detected agent (`set_agent`; else `agent_not_found`, also for a
+pane that is gone), a `blocked` agent is refused with `agent_blocked` before anything is
+written, and otherwise the text is written (bracketed when the program enabled that) and
+Enter follows `prompt_enter_delay` seconds later as a write of its own. Agent names as
+targets and the `wait` option are not modelled.
 
 Two modes:
 
@@ -61,6 +68,7 @@ AGENT_STATES = ("idle", "working", "blocked", "done", "unknown")
 READ_SOURCES = ("visible", "recent", "recent_unwrapped", "detection")
 DEFAULT_RECENT_LINES = 80
 SCROLLBACK_LINES = 10_000
+PROMPT_ENTER_DELAY = 0.3  # herdr's AGENT_PROMPT_SUBMIT_DELAY
 
 # Runs in the child between fork and the shell: make the pty its controlling terminal.
 _CTTY_EXEC = (
@@ -395,6 +403,7 @@ class FakeHerdrServer:
         columns: int = 200,
         rows: int = 50,
         resize_focuses: bool = False,
+        prompt_enter_delay: float = PROMPT_ENTER_DELAY,
     ) -> None:
         self._own_dir: str | None = None
         if socket_path is None:
@@ -411,6 +420,7 @@ class FakeHerdrServer:
         self.columns = columns
         self.rows = rows
         self.resize_focuses = resize_focuses
+        self.prompt_enter_delay = prompt_enter_delay
         self.lock = threading.RLock()
         self.workspaces: dict[str, Workspace] = {}
         self.tabs: dict[str, Tab] = {}
@@ -639,6 +649,7 @@ class FakeHerdrServer:
             "pane.layout": self._pane_layout,
             "pane.resize": self._pane_resize,
             "pane.process_info": self._process_info,
+            "agent.prompt": self._agent_prompt,
         }
 
     # -- methods
@@ -764,6 +775,33 @@ class FakeHerdrServer:
             payload = b"\x1b[200~" + payload + b"\x1b[201~"
         self._write(pane, payload + keys)  # one write: text and keys arrive together
         return {"type": "ok"}
+
+    def _agent_prompt(self, params: dict[str, Any]) -> dict[str, Any]:
+        target, text = params["target"], params["text"]
+        if not isinstance(target, str) or not isinstance(text, str):
+            raise TypeError("target and text must be strings")
+        if not text:
+            raise HerdrError("empty_agent_prompt", "agent prompt must not be empty")
+        with self.lock:
+            pane = self.panes.get(target)
+            if pane is None or pane.agent is None:
+                raise HerdrError("agent_not_found", f"agent target {target} not found")
+            if pane.agent_status == "blocked":
+                raise HerdrError(
+                    "agent_blocked", f"agent {target} is blocked and requires interactive input"
+                )
+            bracketed = pane.screen.bracketed_paste if self.pty else pane.bracketed
+            info = self._pane_info(pane)
+        payload = text.encode()
+        self._write(pane, b"\x1b[200~" + payload + b"\x1b[201~" if bracketed else payload)
+        enter = threading.Timer(self.prompt_enter_delay, self._write_unless_closed, (pane, b"\r"))
+        enter.daemon = True
+        self._threads.append(enter)
+        enter.start()
+        agent = {key: info[key] for key in ("workspace_id", "tab_id", "pane_id", "focused")}
+        agent.update(terminal_id=pane.terminal_id, agent=pane.agent,
+                     agent_status=pane.agent_status)  # fmt: skip
+        return {"type": "agent_prompted", "agent": agent}
 
     def _pane_read(self, params: dict[str, Any]) -> dict[str, Any]:
         source = params["source"]
@@ -1047,6 +1085,12 @@ class FakeHerdrServer:
             reaper = threading.Thread(target=reap, daemon=True)
             self._threads.append(reaper)
             reaper.start()
+
+    def _write_unless_closed(self, pane: Pane, data: bytes) -> None:
+        """A write herdr scheduled earlier; a pane closed meanwhile gets nothing."""
+        if not pane.closed:
+            with contextlib.suppress(HerdrError):
+                self._write(pane, data)
 
     def _write(self, pane: Pane, data: bytes) -> None:
         if not data:

@@ -21,7 +21,7 @@ from cafleet.domain.delivery import Delivery, PushOutcome
 from cafleet.domain.fleet import Fleet
 from cafleet.domain.message import Message
 from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule
-from cafleet.domain.panes import Key, PaneInfo
+from cafleet.domain.panes import Key, PaneInfo, PromptAnswer
 from cafleet.domain.placement import CodingAgent, Multiplexer, PaneLocation, Placement
 from cafleet.domain.preview import preview
 from cafleet.domain.skills import SkillHome, SkillInstall
@@ -219,6 +219,12 @@ class PaneDriver(Protocol):
         ...
 
     def send_keys(self, pane_id: str, *keys: Key) -> None: ...
+    def prompt_agent(self, pane_id: str, text: str) -> PromptAnswer:
+        """Have the multiplexer itself type `text` into the agent it detected in the pane
+        and press Enter; returns once Enter is pressed. NO_PROMPT where the multiplexer has
+        no such request; nothing is typed unless the answer is TAKEN."""
+        ...
+
     def capture(self, pane_id: str, lines: int, *, ansi: bool = False) -> str:
         """The last `lines` lines of the pane, trailing blank rows trimmed."""
         ...

@@ -20,6 +20,17 @@ class Key(StrEnum):
     ESCAPE = "escape"
 
 
+class PromptAnswer(StrEnum):
+    """What a multiplexer answered when asked to prompt the agent it detected in a pane
+    (type the text and press Enter itself, as one step)."""
+
+    TAKEN = "taken"  # typed, and Enter pressed by the multiplexer
+    BLOCKED = "blocked"  # the agent waits at an approval or question dialog: nothing typed
+    NO_AGENT = "no-agent"  # no agent detected in the pane (or no such pane): nothing typed
+    NO_METHOD = "no-method"  # this server does not know the request (an older version)
+    NO_PROMPT = "no-prompt"  # the multiplexer has no prompt of its own (tmux)
+
+
 @dataclass(frozen=True)
 class PaneInfo:
     """One pane as the multiplexer reports it: alive or dead, and what runs in front.

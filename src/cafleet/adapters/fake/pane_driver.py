@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from cafleet.application.ports import PaneDriver, PaneDrivers, PaneLocks
 from cafleet.domain.errors import Unavailable
-from cafleet.domain.panes import Key, PaneGone, PaneInfo, without_escapes
+from cafleet.domain.panes import Key, PaneGone, PaneInfo, PromptAnswer, without_escapes
 from cafleet.domain.placement import Multiplexer
 
 Typed = tuple[str, str]  # ("text" | "paste" | "key", value)
@@ -28,6 +28,8 @@ class FakePane:
     dead: bool = False
     typed: list[Typed] = field(default_factory=list)
     screen: list[str] = field(default_factory=list)
+    detected: str | None = None  # the agent a herdr server detected in the pane
+    blocked: bool = False  # herdr's state for it: waiting at an approval or question dialog
 
     def submitted(self) -> list[str]:
         """What an agent would have received as turns: text up to each Enter."""
@@ -83,6 +85,20 @@ class FakePaneDriver(PaneDriver):
             pane.typed.append(("key", key.value))
             if key is Key.ENTER and self.on_submit is not None:
                 self.on_submit(pane, pane.submitted()[-1])
+
+    def prompt_agent(self, pane_id: str, text: str) -> PromptAnswer:
+        """As herdr's `agent.prompt` where the backend is herdr; tmux has no such thing."""
+        if self.backend is not Multiplexer.HERDR:
+            return PromptAnswer.NO_PROMPT
+        self._reach()
+        pane = self.panes.get(pane_id)
+        if pane is None or pane.dead or pane.detected is None:
+            return PromptAnswer.NO_AGENT
+        if pane.blocked:
+            return PromptAnswer.BLOCKED
+        self.paste_text(pane_id, text)
+        self.send_keys(pane_id, Key.ENTER)
+        return PromptAnswer.TAKEN
 
     def capture(self, pane_id: str, lines: int, *, ansi: bool = False) -> str:
         rows = list(self._existing(pane_id).screen)

@@ -12,6 +12,9 @@ UI, which may belong to someone else. Known herdr traits handled here:
 - `pane.list` carries agent states but no foreground command; `pane()` asks
   `pane.process_info` as well. The monitor's sweep is one `pane.list`, shared by
   `list_panes()` and `agent_states()`.
+- `agent.prompt` (herdr's `src/app/api/agents.rs`) answers at once and presses Enter 300 ms
+  later on the server side; it refuses an agent at a dialog with `agent_blocked`, and a pane
+  it sees no agent in, or no longer has, with `agent_not_found` or `agent_not_ready`.
 
 Assumptions about herdr's protocol that could not be checked against a running server are
 listed in docs/architecture.md ("herdr").
@@ -24,6 +27,7 @@ import json
 import os
 import sys
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -34,7 +38,7 @@ from cafleet.adapters.herdr.client import HerdrClient, HerdrRequestFailed
 from cafleet.adapters.pane_locks import runtime_directory
 from cafleet.application.ports import AgentStates, PaneDriver
 from cafleet.domain.errors import CafleetError, Unavailable
-from cafleet.domain.panes import Key, PaneGone, PaneInfo, without_escapes
+from cafleet.domain.panes import Key, PaneGone, PaneInfo, PromptAnswer, without_escapes
 from cafleet.domain.placement import Multiplexer, PaneLocation
 
 LAUNCH_MODULE = "cafleet.launch"
@@ -45,6 +49,13 @@ READ_SOURCE = "recent_unwrapped"
 CAPTURE_MARGIN = 64  # rows asked beyond the wanted ones: blank rows below the cursor
 MAX_CAPTURE_LINES = 100_000
 RATIO_TOLERANCE = 0.01
+PROMPT_ENTER_SECONDS = 0.35  # herdr presses Enter 0.3 s after typing an agent.prompt
+PROMPT_REFUSALS = {
+    "agent_blocked": PromptAnswer.BLOCKED,
+    "agent_not_found": PromptAnswer.NO_AGENT,
+    "agent_not_ready": PromptAnswer.NO_AGENT,
+    "invalid_request": PromptAnswer.NO_METHOD,  # an older server without agent.prompt
+}
 
 
 @dataclass(frozen=True)
@@ -120,11 +131,13 @@ class HerdrPaneDriver(PaneDriver, AgentStates):
         launch_dir: Callable[[], Path] | None = None,
         python: str | None = None,
         client: HerdrClient | None = None,
+        prompt_enter_seconds: float = PROMPT_ENTER_SECONDS,
     ) -> None:
         self.socket = socket
         self._client = client or HerdrClient(socket)
         self._launch_dir = launch_dir or (lambda: runtime_directory(os.environ))
         self._python = python or sys.executable
+        self._prompt_enter_seconds = prompt_enter_seconds
         self._states: dict[str, str] | None = None  # from the last pane.list, until read
         self._lock = threading.Lock()
 
@@ -190,6 +203,19 @@ class HerdrPaneDriver(PaneDriver, AgentStates):
         if keys:
             names = [KEY_NAMES[key] for key in keys]
             self._client.call("pane.send_keys", {"pane_id": pane_id, "keys": names})
+
+    def prompt_agent(self, pane_id: str, text: str) -> PromptAnswer:
+        """herdr's `agent.prompt` for the agent it detected in the pane: the text (bracketed
+        when the agent asked for that), then Enter, both written by herdr."""
+        try:
+            self._client.call("agent.prompt", {"target": pane_id, "text": text})
+        except HerdrRequestFailed as exc:
+            refusal = PROMPT_REFUSALS.get(exc.code)
+            if refusal is None:
+                raise
+            return refusal
+        time.sleep(self._prompt_enter_seconds)  # until herdr has pressed Enter
+        return PromptAnswer.TAKEN
 
     # --- reading ---------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping, Sequence
 
 from cafleet.application.ports import PaneDriver
 from cafleet.domain.errors import CafleetError, Unavailable
-from cafleet.domain.panes import Key, PaneGone, PaneInfo
+from cafleet.domain.panes import Key, PaneGone, PaneInfo, PromptAnswer
 from cafleet.domain.placement import Multiplexer, PaneLocation
 
 TIMEOUT_SECONDS = 5
@@ -72,6 +72,9 @@ class TmuxPaneDriver(PaneDriver):
     def send_keys(self, pane_id: str, *keys: Key) -> None:
         for key in keys:
             self._run("send-keys", "-t", pane_id, KEY_NAMES[key])
+
+    def prompt_agent(self, pane_id: str, text: str) -> PromptAnswer:
+        return PromptAnswer.NO_PROMPT  # tmux only types keys
 
     def capture(self, pane_id: str, lines: int, *, ansi: bool = False) -> str:
         flags = ["-e"] if ansi else []
