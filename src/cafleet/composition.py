@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         Notifier,
         PaneDrivers,
         PaneLocator,
+        PaneLocks,
         UnitOfWorkFactory,
     )
     from cafleet.application.setup import SkillsService
@@ -95,13 +96,18 @@ class Components:
         return SystemPaneDrivers()
 
     @cached_property
-    def keystrokes(self) -> KeystrokeSender:
+    def pane_locks(self) -> PaneLocks:
         from cafleet.adapters.pane_locks import FileLocks, runtime_directory
+
+        return FileLocks(runtime_directory(self.env))
+
+    @cached_property
+    def keystrokes(self) -> KeystrokeSender:
         from cafleet.application.keystrokes import KeystrokeSender
 
         return KeystrokeSender(
             self.pane_drivers,
-            FileLocks(runtime_directory(self.env)),
+            self.pane_locks,
             self.clock,
             self.settings.profiles,
         )
@@ -135,6 +141,7 @@ class Components:
     def notifier(self) -> Notifier:
         from cafleet.adapters.notify.pane import PaneNotifier
         from cafleet.application.channels import channel_ladder
+        from cafleet.application.herdr_channel import HerdrPromptChannel
 
         return channel_ladder(
             self.settings.profiles,
@@ -143,6 +150,7 @@ class Components:
             self.clock,
             PaneNotifier(self.keystrokes, self.settings.max_text_len),
             self.settings.max_text_len,
+            HerdrPromptChannel(self.pane_drivers, self.pane_locks),
         )
 
     @cached_property

@@ -29,6 +29,7 @@ from cafleet.application.admin import AdminService
 from cafleet.application.agent_status import AgentStatusReader
 from cafleet.application.channels import channel_ladder
 from cafleet.application.fleets import FleetService
+from cafleet.application.herdr_channel import HerdrPromptChannel
 from cafleet.application.keystrokes import KeystrokeSender
 from cafleet.application.lifecycle import MemberRemoval
 from cafleet.application.member_panes import MemberPanes
@@ -80,6 +81,7 @@ class Container(containers.DeclarativeContainer):
         clock,
         providers.Singleton(PaneNotifier, keystrokes, settings.provided.max_text_len),
         settings.provided.max_text_len,
+        providers.Singleton(HerdrPromptChannel, pane_drivers, pane_locks),
     )
     locator = providers.Singleton(EnvironmentPaneLocator, environ)
 

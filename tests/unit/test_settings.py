@@ -327,13 +327,13 @@ def test_debug_zero_is_off() -> None:
             "CAFLEET_CHANNELS_CLAUDE",
             "opencode-http",
             "invalid value for CAFLEET_CHANNELS_CLAUDE: 'opencode-http'"
-            " (expected a comma-separated list of claude-hook, keys)",
+            " (expected a comma-separated list of claude-hook, herdr-prompt, keys)",
         ),
         (
             "CAFLEET_CHANNELS_CODEX",
             "claude-hook",
             "invalid value for CAFLEET_CHANNELS_CODEX: 'claude-hook'"
-            " (expected a comma-separated list of codex-queue, keys)",
+            " (expected a comma-separated list of codex-queue, herdr-prompt, keys)",
         ),
         (
             "CAFLEET_START_TIMEOUT",

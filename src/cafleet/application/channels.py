@@ -200,11 +200,17 @@ def channel_ladder(
     clock: Clock,
     keys: LastRung,
     max_text_len: int,
+    herdr_prompt: NativeChannel | None = None,
 ) -> ChannelLadder:
-    """The ladder with every native channel CAFleet has."""
+    """The ladder with every native channel CAFleet has: the agent's own, then herdr's
+    prompt (it reaches members on herdr) just before keys, as one last rung, because a
+    prompt refused for a dialog must keep keys from typing into it."""
+    from cafleet.application.herdr_channel import PromptThenKeys
+
     channels: dict[Channel, NativeChannel] = {
         Channel.CLAUDE_HOOK: ClaudeHookChannel(pads, clock),
         Channel.OPENCODE_HTTP: OpencodeHttpChannel(pads, profiles),
         Channel.CODEX_QUEUE: CodexQueueChannel(pads, threads),
     }
-    return ChannelLadder(profiles, channels, keys, max_text_len)
+    last = keys if herdr_prompt is None else PromptThenKeys(profiles, herdr_prompt, keys)
+    return ChannelLadder(profiles, channels, last, max_text_len)

@@ -126,6 +126,11 @@ class HttpFacts:
         return self.prompt_path.format(session=session), body
 
 
+# What the pane's multiplexer offers whatever agent runs there (herdr's own prompt): not a
+# fact of any agent, so no profile lists it; each is tried only on its multiplexer's panes.
+PANE_CHANNELS: tuple[Channel, ...] = (Channel.HERDR_PROMPT,)
+
+
 @dataclass(frozen=True)
 class AgentProfile:
     coding_agent: CodingAgent
@@ -144,6 +149,8 @@ class AgentProfile:
     http: HttpFacts | None = None  # the agent's own HTTP server, where it has one
     # how a message reaches the agent without keystrokes, tried in order before `keys`
     channels: tuple[Channel, ...] = ()
+    # the multiplexer's own ways in, tried after the agent's and before `keys`
+    pane_channels: tuple[Channel, ...] = PANE_CHANNELS
     # what each hook event (`kind` or `kind:detail`) says the agent is doing
     hook_statuses: Mapping[str, AgentStatus] = field(default_factory=dict)
     config_home: ConfigHome | None = None  # None: the agent has no skills home
@@ -163,9 +170,15 @@ class AgentProfile:
         return self.http if wanted else None
 
     @property
+    def ladder(self) -> tuple[Channel, ...]:
+        """Every channel a message tries, in order: the agent's, the multiplexer's, keys."""
+        return (*self.channels, *self.pane_channels, Channel.KEYS)
+
+    @property
     def possible_channels(self) -> tuple[Channel, ...]:
-        """The channels this agent can take a message through: its own, then keys."""
-        return (*PROFILES[self.coding_agent].channels, Channel.KEYS)
+        """The channels this agent can take a message through: its own, the multiplexer's,
+        then keys."""
+        return (*PROFILES[self.coding_agent].channels, *PANE_CHANNELS, Channel.KEYS)
 
     @property
     def possible_rules(self) -> tuple[ReadyRule, ...]:
@@ -447,7 +460,8 @@ class ProfileOverrides:
     foreground_names: tuple[str, ...] | None = None
     extra_args: tuple[str, ...] = ()
     ready_rules: tuple[ReadyRule, ...] | None = None
-    channels: tuple[Channel, ...] | None = None  # the native ones; keys always comes last
+    # the agent's own and the multiplexer's, in any order; keys always comes last
+    channels: tuple[Channel, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -467,12 +481,20 @@ class AgentProfiles:
                 foreground_names=_pick(change.foreground_names, profile.foreground_names),
                 extra_args=change.extra_args,
                 ready_rules=_pick(change.ready_rules, profile.ready_rules),
-                channels=_pick(change.channels, profile.channels),
+                channels=_pick(_listed(change.channels, pane=False), profile.channels),
+                pane_channels=_pick(_listed(change.channels, pane=True), profile.pane_channels),
             )
         return AgentProfiles(resolved)
 
     def __getitem__(self, agent: CodingAgent) -> AgentProfile:
         return self.profiles[agent]
+
+
+def _listed(channels: tuple[Channel, ...] | None, *, pane: bool) -> tuple[Channel, ...] | None:
+    """Of the channels a user listed, the multiplexer's (`pane`) or the agent's own."""
+    if channels is None:
+        return None
+    return tuple(c for c in channels if (c in PANE_CHANNELS) is pane)
 
 
 def _pick(value: T | None, default: T) -> T:

@@ -20,6 +20,7 @@ class Channel(StrEnum):
     CLAUDE_HOOK = "claude-hook"  # handed over by the member's waiting Stop hook
     OPENCODE_HTTP = "opencode-http"  # posted to the member's own OpenCode server
     CODEX_QUEUE = "codex-queue"  # queued for the member's Codex thread with `codex queue`
+    HERDR_PROMPT = "herdr-prompt"  # herdr's `agent.prompt`: herdr types it and presses Enter
     KEYS = "keys"  # typed into the pane over tmux or herdr
 
 
@@ -39,6 +40,9 @@ class SkipReason:
     NO_SESSION = "no-session"
     SERVER_SILENT = "server-silent"
     QUEUE_REFUSED = "queue-refused"
+    AGENT_BLOCKED = "agent-blocked"  # settles the delivery: nothing may type into a dialog
+    NO_DETECTED_AGENT = "no-detected-agent"
+    NO_PROMPT_METHOD = "no-prompt-method"
 
     @staticmethod
     def refused(status: int) -> str:
@@ -68,6 +72,9 @@ _SKIP_WORDS = {
     SkipReason.NO_SESSION: "the agent's session is not known yet",
     SkipReason.SERVER_SILENT: "the agent's server did not answer",
     SkipReason.QUEUE_REFUSED: "`codex queue` did not take it",
+    SkipReason.AGENT_BLOCKED: "the agent waits at an approval or question dialog",
+    SkipReason.NO_DETECTED_AGENT: "the multiplexer detected no agent in the pane",
+    SkipReason.NO_PROMPT_METHOD: "the multiplexer's server has no prompt request",
 }
 
 
@@ -120,6 +127,12 @@ class PushOutcome:
         channel: str | None = None,
     ) -> PushOutcome:
         return PushOutcome(DeliveryState.FAILED, transport, pane_id, error, channel)
+
+    @property
+    def settles(self) -> bool:
+        """Whether no later rung may try: the message was handed over, or the agent waits
+        at a dialog, into which nothing may be typed."""
+        return self.state is DeliveryState.SENT or self.error == SkipReason.AGENT_BLOCKED
 
     def after(self, earlier: tuple[PushOutcome, ...]) -> PushOutcome:
         """This outcome as the last of a ladder whose earlier rungs gave `earlier`."""

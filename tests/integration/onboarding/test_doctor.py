@@ -346,7 +346,7 @@ def test_doctor_shows_what_runs_for_each_agent(installed):
         f"    runs:     {claude} --permission-mode dontAsk --allowedTools 'Bash(cafleet:*)'"
         " --name '<name>' --settings '<hook settings>' -- '<prompt>'",
         "    ready by: hook, screen, wait",
-        "    delivers: claude-hook, then keys",
+        "    delivers: claude-hook, then herdr-prompt (on herdr), then keys",
         "    in front: claude",
         "    submit:   0.2s after the text",
         f"  codex: {codex}",
@@ -354,13 +354,13 @@ def test_doctor_shows_what_runs_for_each_agent(installed):
         " -c allow_login_shell=false -c sandbox_workspace_write.network_access=true"
         f" --add-dir {database_dir} -- '<prompt>'",
         "    ready by: screen, wait",
-        "    delivers: codex-queue, then keys",
+        "    delivers: codex-queue, then herdr-prompt (on herdr), then keys",
         "    in front: codex, node",
         "    submit:   0.3s after the text",
         "  opencode: not found on PATH",
         "    runs:     opencode --agent cafleet --port '<free port>' --prompt '<prompt>'",
         "    ready by: http, wait",
-        "    delivers: opencode-http, then keys",
+        "    delivers: opencode-http, then herdr-prompt (on herdr), then keys",
         "    in front: opencode, node, bun",
         "    submit:   0.3s after the text",
     ]
@@ -427,8 +427,9 @@ def test_doctor_agents_follow_the_settings(installed):
     claude, codex, opencode = report["agents"]
     assert claude["ready_rules"] == ["screen", "wait"]
     assert "--settings" not in claude["argv"]  # no hooks with the hook rule and channel off
-    assert [claude["channels"], codex["channels"]] == [["keys"], ["codex-queue", "keys"]]
-    assert opencode["channels"] == ["opencode-http", "keys"]
+    assert claude["channels"] == ["keys"]  # `keys` alone: herdr's prompt is off too
+    assert codex["channels"] == ["codex-queue", "herdr-prompt", "keys"]
+    assert opencode["channels"] == ["opencode-http", "herdr-prompt", "keys"]
     assert claude["foreground_names"] == ["claude", "2.1.332"]
     assert codex["argv"][-5:] == ["--search", "--profile", "my profile", "--", "<prompt>"]
     assert opencode["submit_delay"] == 1.5

@@ -81,7 +81,7 @@ def test_doctor_applies_the_users_overrides(installed: Any) -> None:
     assert agents["opencode"]["submit_delay"] == 0.7
     assert agents["claude"]["ready_rules"] == ["screen"]
     assert "--settings" in hooked["argv"]  # the hook channel still needs its hooks
-    assert hooked["channels"] == ["claude-hook", "keys"]
+    assert hooked["channels"] == ["claude-hook", "herdr-prompt", "keys"]
     assert "--settings" not in unhooked["argv"]  # no hook to hand over
     assert unhooked["channels"] == ["keys"]
     assert agents["claude"]["foreground_names"] == ["claude", "2.1.332"]

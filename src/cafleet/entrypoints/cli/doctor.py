@@ -124,7 +124,6 @@ def _agents(components: Components) -> list[dict[str, Any]]:
     """Each coding agent's resolved profile (with the user's overrides) and its binary."""
     from cafleet.adapters.programs import SystemPrograms
     from cafleet.domain.coding_agents import LaunchSpec, SpawnIdentity
-    from cafleet.domain.delivery import Channel
     from cafleet.domain.placement import CodingAgent
 
     programs = SystemPrograms(components.env)
@@ -151,11 +150,16 @@ def _agents(components: Components) -> list[dict[str, Any]]:
             "argv": shown,
             "foreground_names": list(profile.foreground_names),
             "ready_rules": [rule.value for rule in profile.ready_rules],
-            "channels": [channel.value for channel in (*profile.channels, Channel.KEYS)],
+            "channels": [channel.value for channel in profile.ladder],
             "submit_delay": profile.submit_delay,
             "notes": profile.notes,
         })  # fmt: skip
     return agents
+
+
+def _channel_words(channel: str) -> str:
+    """A channel for the text report; herdr's prompt reaches only members on herdr."""
+    return f"{channel} (on herdr)" if channel == "herdr-prompt" else channel
 
 
 def _pairs(argv: list[str]) -> list[tuple[str, str]]:
@@ -225,7 +229,7 @@ def _text(report: dict[str, Any]) -> str:
                 [
                     ("runs", shlex.join(a["argv"])),
                     ("ready by", ", ".join(a["ready_rules"])),
-                    ("delivers", ", then ".join(a["channels"])),
+                    ("delivers", ", then ".join(map(_channel_words, a["channels"]))),
                     ("in front", ", ".join(a["foreground_names"])),
                     ("submit", f"{a['submit_delay']:g}s after the text"),
                 ],

@@ -1,0 +1,81 @@
+"""herdr's own prompt as a rung of the delivery ladder, between the agent's channels and keys.
+
+herdr's `agent.prompt` types the text into the agent it detected in a pane and presses Enter
+itself, and refuses when that agent waits at an approval or question dialog. The refusal
+settles the delivery: keystrokes would type into the dialog, so the message waits in the
+inbox for the member's next poll. A pane herdr sees no agent in falls through to keys.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from cafleet.application.keystrokes import SEND_LOCK_TIMEOUT_SECONDS, lock_key
+from cafleet.application.ports import (
+    Announcement,
+    NativeChannel,
+    PaneDrivers,
+    PaneLocks,
+)
+from cafleet.domain.agent_profiles import AgentProfiles
+from cafleet.domain.delivery import Channel, DeliveryState, PushOutcome, SkipReason
+from cafleet.domain.errors import CafleetError
+from cafleet.domain.panes import PromptAnswer
+
+if TYPE_CHECKING:
+    from cafleet.application.channels import LastRung
+
+_REASONS = {
+    PromptAnswer.BLOCKED: SkipReason.AGENT_BLOCKED,
+    PromptAnswer.NO_AGENT: SkipReason.NO_DETECTED_AGENT,
+    PromptAnswer.NO_METHOD: SkipReason.NO_PROMPT_METHOD,
+}
+
+
+class HerdrPromptChannel(NativeChannel):
+    """The member's pane driver prompts its agent; only herdr's can (tmux answers that it
+    has no such request, and the channel then does not reach the member)."""
+
+    def __init__(self, drivers: PaneDrivers, locks: PaneLocks) -> None:
+        self._drivers = drivers
+        self._locks = locks
+
+    def offer(self, announcement: Announcement, text: str) -> PushOutcome | None:
+        target = announcement.target
+        if not target.ready:  # the keystroke path records that the agent is starting
+            return None
+        transport, pane, channel = target.backend.value, target.pane_id, Channel.HERDR_PROMPT
+        try:
+            driver = self._drivers(target.backend, target.socket)
+            # held until herdr pressed Enter, so no other typing lands between text and Enter
+            with self._locks.hold(lock_key(target), SEND_LOCK_TIMEOUT_SECONDS):
+                answer = driver.prompt_agent(pane, text)
+        except TimeoutError:
+            error = f"send lock timeout after {SEND_LOCK_TIMEOUT_SECONDS}s"
+            return PushOutcome.failed(error, transport, pane, channel)
+        except CafleetError as exc:
+            return PushOutcome.failed(exc.message, transport, pane, channel)
+        if answer is PromptAnswer.NO_PROMPT:
+            return None
+        if answer is PromptAnswer.TAKEN:
+            return PushOutcome(DeliveryState.SENT, transport, pane, channel=channel)
+        return PushOutcome.skipped(_REASONS[answer], transport, pane, channel)
+
+
+class PromptThenKeys:
+    """The ladder's last rung: the multiplexer's prompt where the member's profile keeps
+    it, then keystrokes, unless the prompt settled the delivery (taken, or refused because
+    a dialog is up)."""
+
+    def __init__(self, profiles: AgentProfiles, prompt: NativeChannel, keys: LastRung) -> None:
+        self._profiles = profiles
+        self._prompt = prompt
+        self._keys = keys
+
+    def offer(self, announcement: Announcement, text: str) -> PushOutcome:
+        tried = None
+        if Channel.HERDR_PROMPT in self._profiles[announcement.target.coding_agent].pane_channels:
+            tried = self._prompt.offer(announcement, text)
+        if tried is None:
+            return self._keys.offer(announcement, text)
+        return tried if tried.settles else self._keys.offer(announcement, text).after((tried,))
