@@ -178,6 +178,7 @@ class Components:
     def monitoring(self) -> MonitorService:
         from cafleet.adapters.process import SystemProcess
         from cafleet.application.monitoring import MonitorService
+        from cafleet.application.receipts import ReceiptReader
 
         return MonitorService(
             self.uow,
@@ -187,6 +188,7 @@ class Components:
             SystemProcess(),
             self.settings.monitor_stall_interval,
             self.agent_statuses,
+            ReceiptReader(self.launch_pads, self.settings.profiles, self.codex_threads),
         )
 
     def skills(self) -> SkillsService:

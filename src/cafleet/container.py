@@ -36,6 +36,7 @@ from cafleet.application.member_panes import MemberPanes
 from cafleet.application.members import MemberService
 from cafleet.application.messaging import MessagingService
 from cafleet.application.monitoring import MonitorService
+from cafleet.application.receipts import ReceiptReader
 from cafleet.application.teardown import PaneTeardown
 from cafleet.settings import Settings
 
@@ -100,6 +101,7 @@ class Container(containers.DeclarativeContainer):
         process,
         settings.provided.monitor_stall_interval,
         agent_statuses,
+        providers.Singleton(ReceiptReader, launch_pads, settings.provided.profiles, codex_threads),
     )
     messaging = providers.Factory(MessagingService, uow, clock, notifier)
     members = providers.Factory(

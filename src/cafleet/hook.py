@@ -18,20 +18,19 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 from cafleet.adapters.mailbox import Mailbox
+from cafleet.domain.preview import previewed_tasks
 
 WAIT_POLL_SECONDS = 0.1
 WAIT_LIMIT_SECONDS = 86000.0  # ends just before Claude's hook timeout would kill it
 HANDED = "handed"  # the event recorded when mail went to the agent
 PROMPT = "prompt"  # the event of Claude Code's UserPromptSubmit hook
 RECEIPT_MODULE = "cafleet.receipt"
-PREVIEW_HEADER = re.compile(r"\[cafleet msg (\d+) from \d+ ")
 WAKE_EXIT = 2  # Claude Code: asyncRewake wakes the model on this exit code
 
 
@@ -83,7 +82,7 @@ def previews_in(hook_input: str) -> list[str]:
     except ValueError:
         return []
     prompt = data.get("prompt") if isinstance(data, dict) else None
-    return PREVIEW_HEADER.findall(prompt) if isinstance(prompt, str) else []
+    return [str(task) for task in previewed_tasks(prompt)] if isinstance(prompt, str) else []
 
 
 def report_receipt(hook_input: str) -> None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cafleet.application.monitoring import TickReport
 from cafleet.composition import Components
 from cafleet.domain.message import Message
 from cafleet.settings import Settings
@@ -73,6 +74,15 @@ class Fleet:
     def components(self) -> Components:
         """The services over this fleet's store, as the CLI composes them."""
         return Components(Settings.from_environ(self.env), self.env)
+
+    def tick_monitor(self) -> TickReport:
+        """One tick of the fleet's monitor, as `cafleet monitor start` runs it."""
+        monitor = self.components().monitoring()
+        monitor.claim(self.fleet_id, 5)
+        try:
+            return monitor.tick(self.fleet_id)
+        finally:
+            monitor.release(self.fleet_id)
 
     def timeline(self) -> list[Message]:
         """The fleet's whole history, read from the store as a WebUI would."""

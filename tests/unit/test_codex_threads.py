@@ -106,3 +106,32 @@ def test_a_failing_or_missing_codex_is_a_refused_queue(tmp_path: Path) -> None:
 
     assert not CodexRollouts().queue(str(failing), "/h", "t", "x")
     assert not CodexRollouts().queue(str(tmp_path / "no-codex"), "/h", "t", "x")
+
+
+def user_turn(text: str, at: str) -> dict:
+    content = [{"type": "input_text", "text": text}]
+    payload = {"type": "message", "role": "user", "content": content}
+    return {"timestamp": at, "type": "response_item", "payload": payload}
+
+
+def test_taken_lists_the_previews_each_user_turn_carried_with_its_time(tmp_path: Path) -> None:
+    path = rollout(
+        tmp_path, "a", "t-1", "/work", PROMPT,
+        user_turn("[cafleet msg 7 from 1 2026-12-02T00:00:01.000000+00:00]\nping 1",
+                  "2026-12-02T00:00:02.500Z"),
+        turn("task_started", "2026-12-02T00:00:02.600Z"),
+        user_turn("[cafleet msg 8 from 1 2026-12-02T00:00:03.000000+00:00]\nping 2\n"
+                  "[cafleet msg 9 from 2 2026-12-02T00:00:03.100000+00:00]\nping 3",
+                  "2026-12-02T00:00:04Z"),
+        {"timestamp": "2026-12-02T00:00:05Z", "type": "response_item", "payload": {
+            "type": "function_call_output", "output": "[cafleet msg 10 from 1 2026-...]"}},
+    )  # fmt: skip
+
+    taken = CodexRollouts().taken(str(path))
+
+    assert taken == {
+        7: datetime(2026, 12, 2, 0, 0, 2, 500000, tzinfo=UTC),
+        8: datetime(2026, 12, 2, 0, 0, 4, tzinfo=UTC),
+        9: datetime(2026, 12, 2, 0, 0, 4, tzinfo=UTC),
+    }  # a tool's output quoting a header is not a user turn
+    assert CodexRollouts().taken(str(tmp_path / "missing.jsonl")) == {}

@@ -124,7 +124,8 @@ def test_the_hook_imports_nothing_beyond_the_standard_library() -> None:
     )
 
     assert done.stdout.strip() == (
-        "['cafleet', 'cafleet.adapters', 'cafleet.adapters.liveness', 'cafleet.adapters.mailbox']"
+        "['cafleet', 'cafleet.adapters', 'cafleet.adapters.liveness', 'cafleet.adapters.mailbox',"
+        " 'cafleet.domain', 'cafleet.domain.preview']"
     )
 
 

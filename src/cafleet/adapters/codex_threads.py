@@ -19,6 +19,7 @@ from typing import Any
 
 from cafleet.application.ports import AgentThread, CodexThreads
 from cafleet.domain.agent_status import AgentStatus, StatusReport
+from cafleet.domain.preview import previewed_tasks
 
 HEAD_LINES = 200  # the prompt comes within the first few dozen lines
 TAIL_BYTES = 256 * 1024
@@ -59,11 +60,8 @@ class CodexRollouts(CodexThreads):
         return done.returncode == 0 and b"Queued message" in done.stdout
 
     def status(self, transcript: str) -> StatusReport | None:
-        try:
-            with open(transcript, "rb") as handle:
-                handle.seek(max(0, os.fstat(handle.fileno()).st_size - TAIL_BYTES))
-                lines = handle.read().decode("utf-8", "replace").splitlines()
-        except OSError:
+        lines = _tail(transcript)
+        if lines is None:
             return None
         for line in reversed(lines):
             event = _json(line)
@@ -71,6 +69,29 @@ class CodexRollouts(CodexThreads):
             kind = payload.get("type") if isinstance(payload, dict) else None
             if event.get("type") == "event_msg" and kind in TURN_EVENTS:
                 return StatusReport(TURN_EVENTS[kind], _when(event.get("timestamp")))
+        return None
+
+    def taken(self, transcript: str) -> dict[int, datetime]:
+        taken: dict[int, datetime] = {}
+        for line in _tail(transcript) or []:
+            event = _json(line)
+            payload = event.get("payload")
+            text = _user_text(payload) if isinstance(payload, dict) else None
+            when = _when(event.get("timestamp"))
+            if event.get("type") == "response_item" and text and when is not None:
+                for task in previewed_tasks(text):
+                    taken.setdefault(task, when)
+        return taken
+
+
+def _tail(transcript: str) -> list[str] | None:
+    """The last lines of a transcript (a partial first line does not parse, so it is
+    skipped); None when it cannot be read."""
+    try:
+        with open(transcript, "rb") as handle:
+            handle.seek(max(0, os.fstat(handle.fileno()).st_size - TAIL_BYTES))
+            return handle.read().decode("utf-8", "replace").splitlines()
+    except OSError:
         return None
 
 

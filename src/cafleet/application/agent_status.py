@@ -22,9 +22,9 @@ from cafleet.domain.agent_profiles import (
     AgentProfiles,
     SpawnFacts,
 )
+from cafleet.domain.agent_status import AgentStatus, StatusReport
 from cafleet.domain.errors import CafleetError
 from cafleet.domain.panes import PaneGone
-from cafleet.domain.agent_status import AgentStatus, StatusReport
 from cafleet.domain.placement import PaneState, Placement
 
 SEEN_FILE = "status-seen"  # the last status read from the agent's server, and since when

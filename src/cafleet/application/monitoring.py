@@ -24,6 +24,7 @@ from cafleet.application.ports import (
     UnitOfWork,
     UnitOfWorkFactory,
 )
+from cafleet.application.receipts import ReceiptReader
 from cafleet.domain.agent import Agent, AgentKind, CardKind
 from cafleet.domain.delivery import DeliveryState
 from cafleet.domain.errors import Conflict, NotFound
@@ -94,6 +95,7 @@ class MonitorService:
         process: ProcessIdentity,
         stall_interval: int,
         statuses: AgentStatusReader | None = None,
+        receipts: ReceiptReader | None = None,
     ) -> None:
         self._uow = uow
         self._clock = clock
@@ -102,6 +104,8 @@ class MonitorService:
         self._process = process
         self._stall_interval = stall_interval
         self._statuses = statuses
+        self._receipts = receipts
+        self._confirmed: set[tuple[int, int]] = set()  # (agent, task) recorded by this loop
 
     # --- the runtime slot ------------------------------------------------------------
 
@@ -145,6 +149,7 @@ class MonitorService:
             unread = uow.messages.pending_counts([t.agent.agent_id for t in view.targets])
         panes, states = self._sweep(view)
         self._add_agent_states(view, panes, states, unread)
+        self._record_receipts(view)
         now = self._clock.now()
         due: list[DueAgent] = []
         observed: dict[int, MonitorSchedule] = {}
@@ -225,6 +230,25 @@ class MonitorService:
             state = state_of(told.status, unread.get(target.agent.agent_id, 0))
             if state is not None:
                 states[placement.pane_id] = state
+
+    def _record_receipts(self, view: _FleetView) -> None:
+        """What the agents' own records say they took in becomes `confirmed_at` (the first
+        word is kept, so each receipt is written once)."""
+        if self._receipts is None:
+            return
+        fresh: dict[tuple[int, datetime], list[int]] = {}
+        for target in view.targets:
+            agent = target.agent.agent_id
+            for task, at in self._receipts.taken(target.placement).items():
+                if (agent, task) not in self._confirmed:
+                    fresh.setdefault((agent, at), []).append(task)
+        if not fresh:
+            return
+        with self._uow(write=True) as uow:
+            for (agent, at), tasks in fresh.items():
+                uow.deliveries.confirm(agent, tasks, at)
+            uow.commit()
+        self._confirmed.update((agent, t) for (agent, _), tasks in fresh.items() for t in tasks)
 
     def _wake(self, view: _FleetView, panes: Sweep, due: list[DueAgent]) -> str | None:
         """None when the wake was typed, else why not."""

@@ -474,6 +474,11 @@ class CodexThreads(Protocol):
         """In a turn or idle, as the transcript's last turn event says; None if unreadable."""
         ...
 
+    def taken(self, transcript: str) -> dict[int, datetime]:
+        """The CAFleet messages whose previews the conversation took in as user turns, with
+        when (recent ones: the transcript's tail); empty if unreadable."""
+        ...
+
 
 class NativeChannel(Protocol):
     """One way into an agent other than keystrokes (its hook, its own server)."""

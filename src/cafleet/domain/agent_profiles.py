@@ -18,13 +18,14 @@ import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import TypeVar
 
 from cafleet.domain.agent_status import AgentStatus, HookEvent, StatusReport
 from cafleet.domain.delivery import Channel
 from cafleet.domain.placement import CodingAgent
+from cafleet.domain.preview import previewed_tasks
 
 T = TypeVar("T")
 
@@ -85,6 +86,20 @@ class ConfigHome:
     subdir: str = ""
 
 
+def _message_facts(message: object) -> tuple[str, float | None, str]:
+    """(role, creation time in ms, text) of one message of an opencode session listing."""
+    info = message.get("info") if isinstance(message, dict) else None
+    parts = message.get("parts") if isinstance(message, dict) else None
+    if not isinstance(info, dict):
+        return "", None, ""
+    times = info.get("time")
+    created = times.get("created") if isinstance(times, dict) else None
+    texts = [p.get("text") for p in parts if isinstance(p, dict)] if isinstance(parts, list) else []
+    text = "".join(t for t in texts if isinstance(t, str))
+    number = float(created) if isinstance(created, int | float) else None
+    return str(info.get("role", "")), number, text
+
+
 @dataclass(frozen=True)
 class HttpFacts:
     """How to ask an agent's own HTTP server whether it took a prompt, and how to post one."""
@@ -95,6 +110,30 @@ class HttpFacts:
     prompt_path: str  # `{session}` is replaced; queues the prompt when the session is busy
     agent: str  # the agent preset every prompt runs under
     permission_path: str  # answers a JSON list of the permission requests awaiting a person
+    # `{session}` is replaced; answers the session's newest messages, oldest first
+    messages_path: str = "/session/{session}/message?limit=40"
+
+    def taken(self, answer: str | None) -> dict[int, datetime]:
+        """The CAFleet messages a user prompt of the session carried whose turn has begun:
+        a prompt is listed at once, even while queued behind a running step, so it counts as
+        taken when an answer of the model started after it. The time is that answer's."""
+        try:
+            listed = json.loads(answer) if answer else []
+        except ValueError:
+            return {}
+        prompts: list[tuple[float, list[int]]] = []
+        taken: dict[int, datetime] = {}
+        for message in listed if isinstance(listed, list) else []:
+            role, created, text = _message_facts(message)
+            if created is None:
+                continue
+            if role == "user" and (tasks := previewed_tasks(text)):
+                prompts.append((created, tasks))
+            elif role == "assistant":
+                for task in (t for at, tasks in prompts if at <= created for t in tasks):
+                    taken.setdefault(task, datetime.fromtimestamp(created / 1000, UTC))
+                prompts = [(at, tasks) for at, tasks in prompts if at > created]
+        return taken
 
     def prompt_taken(self, answer: str | None) -> bool:
         return bool(self.busy_sessions(answer))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
+PREVIEW_HEADER = re.compile(r"\[cafleet msg (\d+) from \d+ ")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n|\t")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\x80-\x9f]")
 
@@ -28,3 +29,8 @@ def preview(
         f"{created_at.isoformat(timespec='microseconds')}]"
     )
     return f"{header}\n{sanitized(truncated(text, max_text_len))}"
+
+
+def previewed_tasks(text: str) -> list[int]:
+    """The task ids of the previews (their headers) in `text`, in order."""
+    return [int(task) for task in PREVIEW_HEADER.findall(text)]

@@ -1,5 +1,5 @@
 """In-memory Codex conversations: what `find` returns, what `queue` accepted, and the status
-each transcript shows are set by the test."""
+and receipts each transcript shows are set by the test."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ class FakeCodexThreads(CodexThreads):
     queued: list[tuple[str, str, str, str]] = field(default_factory=list)  # binary, home, id, text
     refuses: bool = False
     statuses: dict[str, StatusReport] = field(default_factory=dict)  # transcript -> status
+    took: dict[str, dict[int, datetime]] = field(default_factory=dict)  # transcript -> taken
     searches: int = 0
 
     def add(self, home: str, cwd: str, prompt: str, thread: AgentThread) -> None:
@@ -34,3 +35,6 @@ class FakeCodexThreads(CodexThreads):
 
     def status(self, transcript: str) -> StatusReport | None:
         return self.statuses.get(transcript)
+
+    def taken(self, transcript: str) -> dict[int, datetime]:
+        return dict(self.took.get(transcript, {}))
