@@ -2,7 +2,7 @@
 // the page can be worked on without Python. It keeps no state across restarts.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Plugin } from "vite";
-import type { Agent, Fleet, Message, MonitorRuntime } from "../src/api/types";
+import type { Agent, Delivery, Fleet, Message, MonitorRuntime } from "../src/api/types";
 
 const iso = (offsetSeconds = 0): string => new Date(Date.now() + offsetSeconds * 1000).toISOString();
 
@@ -19,13 +19,15 @@ function seed() {
     registered_at: iso(-80000),
     kind: "user",
     monitor: { interval_seconds: 720, last_ping_at: null, enabled: true },
+    agent_status: null,
+    agent_status_since: null,
     ...extra,
   });
   const agents: Agent[] = [
     agent(1, "Director", { description: "Root Director for this fleet", monitor: { interval_seconds: 180, last_ping_at: iso(-40), enabled: true } }),
     agent(2, "Administrator", { kind: "builtin-administrator", monitor: null, description: "Built-in administrator agent for fleet 1" }),
-    agent(3, "coder", { description: "Writes code" }),
-    agent(4, "code reviewer", { description: "Reviews pull requests", monitor: { interval_seconds: 720, last_ping_at: null, enabled: false } }),
+    agent(3, "coder", { description: "Writes code", agent_status: "working", agent_status_since: iso(-130) }),
+    agent(4, "code reviewer", { description: "Reviews pull requests", monitor: { interval_seconds: 720, last_ping_at: null, enabled: false }, agent_status: "waiting", agent_status_since: iso(-45) }),
     agent(5, "old-helper", { status: "deregistered", monitor: null }),
   ];
   const fleetOf = new Map<number, number>([[1, 1], [2, 1], [3, 1], [4, 1], [5, 1]]);
@@ -36,6 +38,18 @@ type Db = ReturnType<typeof seed>;
 
 function addMessage(db: Db, from: number, to: number | null, body: string, origin: number | null): Message {
   const name = (id: number | null) => db.agents.find((a) => a.agent_id === id)?.name ?? null;
+  const delivery: Delivery | null =
+    to === null
+      ? null
+      : {
+          state: to === 2 ? "skipped" : "sent",
+          channel: to === 2 ? null : "keys",
+          attempt: 1,
+          transport: "tmux",
+          error: to === 2 ? "no-placement" : null,
+          attempted_at: iso(),
+          confirmed_at: to === 3 ? iso() : null,
+        };
   const m: Message = {
     task_id: db.nextTask++,
     from_agent_id: from,
@@ -48,7 +62,8 @@ function addMessage(db: Db, from: number, to: number | null, body: string, origi
     status_timestamp: iso(),
     origin_task_id: origin,
     body,
-    delivery: to === null ? null : { state: to === 2 ? "skipped" : "sent", transport: "tmux", error: to === 2 ? "no-placement" : null, attempted_at: iso() },
+    delivery,
+    deliveries: delivery ? [delivery] : [],
   };
   db.messages.push(m);
   return m;

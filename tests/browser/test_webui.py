@@ -272,6 +272,22 @@ def test_agent_drawer_monitoring(web_fleet: WebFleet, open_page: OpenPage) -> No
     expect(page).to_have_url(re.compile(rf"#/fleets/{web_fleet.fleet_id}/agents$"))
 
 
+def test_members_show_their_agent_status(web_fleet: WebFleet, open_page: OpenPage) -> None:
+    page = open_page(web_fleet.dashboard_url).page
+    sidebar = page.get_by_role("navigation", name="Agents")
+    coder = web_fleet.members["coder"]
+    # the demo agent is a custom command, which tells nothing about itself: unknown
+    badge = sidebar.locator(f'[data-agent-id="{coder}"] .badge-agent')
+    expect(badge).to_have_attribute("data-agent-status", "unknown")
+    expect(badge).to_contain_text("unknown")
+    director = sidebar.locator(f'[data-agent-id="{web_fleet.director}"]')
+    expect(director.locator(".badge-agent")).to_have_count(0)
+
+    sidebar.locator(f'[data-agent-id="{coder}"]').click()
+    drawer = page.get_by_test_id("agent-drawer")
+    expect(drawer.locator(".drawer-badges .badge-agent")).to_contain_text("unknown")
+
+
 def test_deleted_fleet_is_read_only(web_fleet: WebFleet, open_page: OpenPage) -> None:
     made = web_fleet.cli_json("fleet", "create", "--name", "retired")
     fleet_id = made["fleet_id"]

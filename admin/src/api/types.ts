@@ -16,6 +16,8 @@ export interface MonitorConfig {
 
 export type AgentKind = "builtin-administrator" | "user";
 export type AgentStatus = "active" | "deregistered";
+/** What a member's coding agent is doing (`member list`'s agent status). */
+export type AgentActivity = "starting" | "working" | "idle" | "waiting" | "exited" | "unknown";
 
 export interface Agent {
   agent_id: number;
@@ -25,6 +27,9 @@ export interface Agent {
   registered_at: string;
   kind: AgentKind;
   monitor: MonitorConfig | null;
+  /** null for an agent without a member pane (the Director, the Administrator). */
+  agent_status: AgentActivity | null;
+  agent_status_since: string | null;
 }
 
 export interface MonitorRuntime {
@@ -40,11 +45,18 @@ export interface MonitorRuntime {
 export type TaskStatus = "input_required" | "completed" | "canceled";
 export type DeliveryState = "pending" | "sent" | "skipped" | "failed";
 
+/** How a push reached (or tried to reach) the agent. */
+export type DeliveryChannel = "claude-hook" | "opencode-http" | "codex-queue" | "herdr-prompt" | "keys";
+
 export interface Delivery {
   state: DeliveryState;
+  channel: DeliveryChannel | null;
+  attempt: number;
   transport: string | null;
   error: string | null;
   attempted_at: string | null;
+  /** When the agent itself said it took the message in. */
+  confirmed_at: string | null;
 }
 
 export interface Message {
@@ -59,7 +71,10 @@ export interface Message {
   status_timestamp: string;
   origin_task_id: number | null;
   body: string;
+  /** The last push attempt. */
   delivery: Delivery | null;
+  /** Every push attempt, first to last. */
+  deliveries: Delivery[];
 }
 
 export interface SendResult {

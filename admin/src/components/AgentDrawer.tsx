@@ -4,7 +4,7 @@ import type { Agent, Message, MonitorPatch } from "../api/types";
 import { isAdministrator } from "../api/types";
 import { formatDateTime } from "../lib/time";
 import { Avatar } from "./Avatar";
-import { AdminBadge } from "./Badges";
+import { AdminBadge, AgentStatusBadge } from "./Badges";
 import { CloseIcon } from "./icons";
 import { MessageList } from "./MessageList";
 import { MonitorSettings } from "./MonitorSettings";
@@ -102,6 +102,9 @@ export function AgentDrawer(props: Props) {
             <span class="drawer-badges">
               <span class={`badge ${gone ? "badge-off" : "badge-on"}`}>{gone ? "Deregistered" : "Active"}</span>
               {isAdministrator(agent) && <AdminBadge />}
+              {agent.agent_status && (
+                <AgentStatusBadge status={agent.agent_status} since={agent.agent_status_since} now={now} />
+              )}
             </span>
           )}
         </div>

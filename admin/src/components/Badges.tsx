@@ -1,4 +1,5 @@
-import type { Agent, TaskStatus } from "../api/types";
+import type { AgentActivity, Agent, TaskStatus } from "../api/types";
+import { agentStatusHint, agentStatusLabel } from "../lib/agentStatus";
 import { EyeIcon } from "./icons";
 
 export function AdminBadge() {
@@ -20,4 +21,30 @@ export function MonitorBadge({ monitor }: { monitor: NonNullable<Agent["monitor"
 
 export function StatusBadge({ status }: { status: TaskStatus }) {
   return <span class={`badge badge-status status-${status}`}>{status}</span>;
+}
+
+interface AgentStatusProps {
+  status: AgentActivity;
+  since: string | null;
+  now: number;
+}
+
+/** A member's agent status with its age; `waiting` (a person is needed) stands out. */
+export function AgentStatusBadge({ status, since, now }: AgentStatusProps) {
+  const waiting = status === "waiting";
+  return (
+    <span
+      class={`badge badge-agent agent-${status}${waiting ? " is-alert" : ""}`}
+      title={agentStatusHint(status)}
+      data-agent-status={status}
+    >
+      {waiting && (
+        <span class="alert-mark" aria-hidden="true">
+          !
+        </span>
+      )}
+      <span class="visually-hidden">{waiting ? "needs a person: " : "agent "}</span>
+      {agentStatusLabel(status, since, now)}
+    </span>
+  );
 }

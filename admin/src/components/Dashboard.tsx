@@ -145,7 +145,7 @@ export function Dashboard({ fleetId, agentId }: Props) {
         onRefresh={refreshAll}
       />
       <div class={`dashboard${agentId === null ? "" : " has-drawer"}`}>
-        <Sidebar agents={agents} selectedId={agentId} onSelect={openAgent} />
+        <Sidebar agents={agents} selectedId={agentId} now={now} onSelect={openAgent} />
         <main class="main">
           {failed && (
             <div class="banner" role="alert">

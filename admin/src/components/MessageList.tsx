@@ -1,6 +1,7 @@
 import type { Message } from "../api/types";
 import { formatDateTime, relativeTime } from "../lib/time";
 import { StatusBadge } from "./Badges";
+import { DeliveryAttempts } from "./Deliveries";
 
 interface Props {
   messages: Message[];
@@ -27,6 +28,7 @@ export function MessageList({ messages, direction, now }: Props) {
             </time>
           </div>
           <p class={`message-body${m.status === "canceled" ? " is-canceled" : ""}`}>{m.body}</p>
+          <DeliveryAttempts deliveries={m.deliveries} />
         </li>
       ))}
     </ul>

@@ -1,17 +1,18 @@
 import type { Agent } from "../api/types";
 import { isAdministrator } from "../api/types";
 import { Avatar } from "./Avatar";
-import { AdminBadge, MonitorBadge } from "./Badges";
+import { AdminBadge, AgentStatusBadge, MonitorBadge } from "./Badges";
 
 interface Props {
   agents: Agent[] | null;
   selectedId: number | null;
+  now: number;
   onSelect: (agentId: number) => void;
 }
 
 const rank = (a: Agent): number => (a.status === "active" ? 0 : 1);
 
-export function Sidebar({ agents, selectedId, onSelect }: Props) {
+export function Sidebar({ agents, selectedId, now, onSelect }: Props) {
   const sorted = agents ? [...agents].sort((a, b) => rank(a) - rank(b) || a.agent_id - b.agent_id) : [];
   const active = sorted.filter((a) => a.status === "active").length;
   return (
@@ -36,11 +37,12 @@ export function Sidebar({ agents, selectedId, onSelect }: Props) {
         <ul class="agent-list">
           {sorted.map((agent) => {
             const gone = agent.status === "deregistered";
+            const waiting = agent.agent_status === "waiting";
             return (
               <li key={agent.agent_id}>
                 <button
                   type="button"
-                  class={`agent-row${gone ? " is-deregistered" : ""}${selectedId === agent.agent_id ? " is-selected" : ""}`}
+                  class={`agent-row${gone ? " is-deregistered" : ""}${waiting ? " is-waiting" : ""}${selectedId === agent.agent_id ? " is-selected" : ""}`}
                   aria-current={selectedId === agent.agent_id ? "true" : undefined}
                   data-agent-id={agent.agent_id}
                   title={gone ? `${agent.name} (deregistered)` : agent.name}
@@ -52,6 +54,9 @@ export function Sidebar({ agents, selectedId, onSelect }: Props) {
                     <span class="agent-sub">
                       #{agent.agent_id}
                       {gone && " · deregistered"}
+                      {agent.agent_status && (
+                        <AgentStatusBadge status={agent.agent_status} since={agent.agent_status_since} now={now} />
+                      )}
                     </span>
                   </span>
                   <span class="agent-badges">

@@ -11,6 +11,7 @@ import {
 } from "../lib/timeline";
 import { formatDateTime, relativeTime } from "../lib/time";
 import { Avatar } from "./Avatar";
+import { DeliveryAttempts } from "./Deliveries";
 import { UsersIcon } from "./icons";
 
 interface Props {
@@ -39,6 +40,7 @@ function Recipient({ r }: { r: RecipientState }) {
           not delivered
         </span>
       )}
+      <DeliveryAttempts deliveries={r.deliveries} />
     </span>
   );
 }

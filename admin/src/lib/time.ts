@@ -28,6 +28,12 @@ const DATE_TIME = new Intl.DateTimeFormat("en-US", {
   second: "2-digit",
 });
 const CLOCK = new Intl.DateTimeFormat("en-US", { hour: "2-digit", minute: "2-digit" });
+const SECONDS_CLOCK = new Intl.DateTimeFormat("en-GB", {
+  hour: "2-digit",
+  minute: "2-digit",
+  second: "2-digit",
+  hour12: false,
+});
 
 const format = (f: Intl.DateTimeFormat, iso: string): string => {
   const t = Date.parse(iso);
@@ -37,3 +43,5 @@ const format = (f: Intl.DateTimeFormat, iso: string): string => {
 export const formatDate = (iso: string): string => format(DATE, iso);
 export const formatDateTime = (iso: string): string => format(DATE_TIME, iso);
 export const formatClock = (iso: string): string => format(CLOCK, iso);
+/** 24-hour local time with seconds, e.g. `12:03:04`. */
+export const formatSeconds = (iso: string): string => format(SECONDS_CLOCK, iso);

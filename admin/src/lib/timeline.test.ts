@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Message } from "../api/types";
+import { delivery } from "../test/fixtures";
 import { ackTooltip, allCanceled, groupTimeline, notDelivered, undeliveredReason } from "./timeline";
 
 let nextId = 1;
@@ -17,7 +18,8 @@ function msg(over: Partial<Message>): Message {
     status_timestamp: `2026-11-29T08:00:${String(task_id).padStart(2, "0")}.000000+00:00`,
     origin_task_id: null,
     body: `body ${task_id}`,
-    delivery: { state: "sent", transport: "tmux", error: null, attempted_at: null },
+    delivery: delivery(),
+    deliveries: [delivery()],
     ...over,
   };
 }
@@ -81,12 +83,12 @@ describe("entry helpers", () => {
   });
 
   it("marks skipped and failed pushes as not delivered, with the reason", () => {
-    const skipped = { state: "skipped", transport: null, error: "not-agent:bash", attempted_at: null } as const;
+    const skipped = delivery({ state: "skipped", transport: null, error: "not-agent:bash" });
     expect(notDelivered(skipped)).toBe(true);
     expect(undeliveredReason(skipped)).toBe("not-agent:bash");
-    expect(notDelivered({ state: "failed", transport: "tmux", error: null, attempted_at: null })).toBe(true);
-    expect(notDelivered({ state: "pending", transport: null, error: null, attempted_at: null })).toBe(false);
-    expect(notDelivered({ state: "sent", transport: "tmux", error: null, attempted_at: null })).toBe(false);
+    expect(notDelivered(delivery({ state: "failed" }))).toBe(true);
+    expect(notDelivered(delivery({ state: "pending", transport: null }))).toBe(false);
+    expect(notDelivered(delivery())).toBe(false);
     expect(notDelivered(null)).toBe(false);
   });
 });

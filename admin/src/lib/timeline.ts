@@ -8,6 +8,7 @@ export interface RecipientState {
   status: TaskStatus;
   status_timestamp: string;
   delivery: Delivery | null;
+  deliveries: Delivery[];
 }
 
 export interface TimelineEntry {
@@ -60,6 +61,7 @@ export function groupTimeline(messages: readonly Message[]): TimelineEntry[] {
       status: m.status,
       status_timestamp: m.status_timestamp,
       delivery: m.delivery,
+      deliveries: m.deliveries,
     });
   }
   return [...entries.values()];

@@ -138,7 +138,9 @@ class MonitorRuntimeOut(BaseModel):
 
 class DeliveryOut(BaseModel):
     state: DeliveryState
-    channel: str | None = Field(description="claude-hook, opencode-http, codex-queue or keys")
+    channel: str | None = Field(
+        description="claude-hook, opencode-http, codex-queue, herdr-prompt or keys"
+    )
     attempt: int
     transport: str | None
     error: str | None = Field(description="Skip reason or one-line failure")
