@@ -24,9 +24,10 @@ import time
 from pathlib import Path
 
 from cafleet.adapters.mailbox import Mailbox
-from cafleet.domain.preview import previewed_tasks
+from cafleet.domain.preview import PREVIEW_SENDER, previewed_tasks
 
 WAIT_POLL_SECONDS = 0.1
+GATHER_SECONDS = 0.3  # mail arriving together (a broadcast, a burst) wakes the agent once
 WAIT_LIMIT_SECONDS = 86000.0  # ends just before Claude's hook timeout would kill it
 HANDED = "handed"  # the event recorded when mail went to the agent
 PROMPT = "prompt"  # the event of Claude Code's UserPromptSubmit hook
@@ -66,13 +67,27 @@ def wait_for_mail(pad: Path, limit: float = WAIT_LIMIT_SECONDS) -> int:
         while time.monotonic() < deadline and os.getppid() == parent and agent_runs(pad):
             taken = box.take_all()
             if taken:
+                time.sleep(GATHER_SECONDS)
+                taken += box.take_all()
                 record(str(pad / "events"), f"{HANDED}:{','.join(str(t) for t, _ in taken)}")
-                sys.stderr.write("\n\n".join(text for _, text in taken) + "\n")
+                sys.stderr.write(announcement([text for _, text in taken]) + "\n")
                 return WAKE_EXIT
             time.sleep(WAIT_POLL_SECONDS)
     finally:
         box.leave(me)
     return 0
+
+
+def announcement(previews: list[str]) -> str:
+    """One wake for all the mail taken: several previews get a headline that counts them."""
+    if len(previews) == 1:
+        return previews[0]
+    senders = sorted({int(s) for p in previews for s in PREVIEW_SENDER.findall(p)})
+    who = ", ".join(str(s) for s in senders)
+    head = (
+        f"{len(previews)} new CAFleet messages (from agent{'s' if len(senders) > 1 else ''} {who})"
+    )
+    return "\n\n".join([f"{head}; one `cafleet message poll` lists them all.", *previews])
 
 
 def previews_in(hook_input: str) -> list[str]:

@@ -162,11 +162,24 @@ def test_the_waiter_hands_posted_mail_over_on_stderr_and_exits_2(tmp_path: Path)
     out, err = waiter.communicate(timeout=10)
 
     assert (waiter.returncode, out) == (WAKE_EXIT, "")
-    assert "[cafleet msg 12 from 1 T]\nhello" in err
+    assert err.startswith("2 new CAFleet messages (from agents 1, 4); one `cafleet message poll`")
+    assert "[cafleet msg 12 from 1 T]\nhello" in err and "[cafleet msg 13 from 4 T]\nbye" in err
+    assert Mailbox(pad).taken_at(13) is not None  # both in one wake
     assert Mailbox(pad).taken_at(12) is not None
     assert Mailbox(pad).withdraw(12) is False  # taken: the sender cannot take it back
     assert not Mailbox(pad).has_waiter()
     assert any(line.startswith("handed:12") for line in (pad / "events").read_text().splitlines())
+
+
+def test_a_lone_message_wakes_the_agent_with_its_preview_alone(tmp_path: Path) -> None:
+    pad = tmp_path / "pad"
+    pad.mkdir()
+    waiter = start_waiter(pad)
+
+    Mailbox(pad).post(12, "[cafleet msg 12 from 1 T]\nhello")
+    _, err = waiter.communicate(timeout=10)
+
+    assert (waiter.returncode, err) == (WAKE_EXIT, "[cafleet msg 12 from 1 T]\nhello\n")
 
 
 def test_only_one_waiter_waits(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ import re
 from datetime import datetime
 
 PREVIEW_HEADER = re.compile(r"\[cafleet msg (\d+) from \d+ ")
+PREVIEW_SENDER = re.compile(r"\[cafleet msg \d+ from (\d+) ")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n|\t")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\x80-\x9f]")
 
