@@ -23,7 +23,7 @@ export function DeliveryAttempts({ deliveries }: { deliveries: readonly Delivery
           class={`attempt attempt-${d.state}${d.confirmed_at ? " is-confirmed" : ""}`}
           title={attemptTitle(d)}
         >
-          <span class="attempt-channel">{d.channel ?? "none"}</span>
+          {d.channel && <span class="attempt-channel">{d.channel}</span>}
           <span class="attempt-outcome">{attemptOutcome(d)}</span>
         </li>
       ))}

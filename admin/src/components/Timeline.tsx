@@ -40,7 +40,8 @@ function Recipient({ r }: { r: RecipientState }) {
           not delivered
         </span>
       )}
-      <DeliveryAttempts deliveries={r.deliveries} />
+      {/* an attempt that never reached a channel is the "not delivered" above */}
+      <DeliveryAttempts deliveries={r.deliveries.filter((d) => d.channel !== null)} />
     </span>
   );
 }

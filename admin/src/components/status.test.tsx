@@ -100,6 +100,12 @@ describe("DeliveryAttempts", () => {
     expect(html).not.toContain("is-confirmed");
   });
 
+  it("names no channel for an attempt that never reached one", () => {
+    const refused = delivery({ channel: null, state: "skipped", error: "not-agent:bash" });
+    const html = renderToString(<DeliveryAttempts deliveries={[refused]} />);
+    expect(text(html)).toBe("skipped: not-agent:bash");
+  });
+
   it("renders nothing without attempts", () => {
     expect(renderToString(<DeliveryAttempts deliveries={[]} />)).toBe("");
   });
@@ -132,6 +138,16 @@ describe("where messages are listed", () => {
   it("the timeline shows every attempt beside its recipient", () => {
     const html = renderToString(<Timeline messages={[message()]} scrollSignal={0} now={NOW} />);
     const recipient = html.slice(html.indexOf('class="recipient"'));
+    expect(text(recipient)).toContain("claude-hookskipped: not-taken");
     expect(text(recipient)).toContain("keysconfirmed 12:03:04");
+  });
+
+  it("the timeline leaves a push that reached no channel to its not-delivered mark", () => {
+    const refused = delivery({ channel: null, state: "skipped", error: "not-agent:bash" });
+    const html = renderToString(
+      <Timeline messages={[message({ delivery: refused, deliveries: [refused] })]} scrollSignal={0} now={NOW} />,
+    );
+    expect(html).toContain("not-delivered");
+    expect(html).not.toContain('class="attempts"');
   });
 });
