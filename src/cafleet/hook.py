@@ -142,9 +142,10 @@ def main(args: list[str] | None = None) -> int:
             return 0
     path, event = args
     detail = detail_of(hook_input)
-    record(path, f"{event}:{detail}" if detail else event)
-    if event == PROMPT:
+    if event == PROMPT:  # which previews the prompt carried: a receipt the ladder can read
+        detail = ",".join(previews_in(hook_input))
         report_receipt(hook_input)
+    record(path, f"{event}:{detail}" if detail else event)
     return 0
 
 

@@ -54,17 +54,23 @@ def test_an_idle_member_takes_mail_through_its_own_channel(
     fleet.wait_for_status(member, "idle")
 
 
-@pytest.mark.parametrize("agent", sorted(NATIVE))
-def test_a_busy_member_takes_mail_at_its_turn_boundary_without_interruption(
-    agent: str, fleet: Fleet, agent_tmux: Any
-) -> None:
-    require_agent(agent)
-    member, pane = fleet.create_member(agent, "busy")
+def busy_member(fleet: Fleet, agent_tmux: Any, agent: str, name: str) -> int:
+    """A member whose turn runs a 15 s tool that ends by sending `slept-ok`."""
+    member, pane = fleet.create_member(agent, name)
     fleet.wait_for_status(member, "idle")
     ident = f"--fleet-id {fleet.fleet_id} --agent-id {member}"
     fleet.send(member, f"RUN: sleep 15 && cafleet message send {ident} --to {fleet.director}"
                        " --text slept-ok")  # fmt: skip
     agent_tmux.wait_for_screen(pane, r"sleep 15", timeout=REPLY_TIMEOUT)
+    return member
+
+
+@pytest.mark.parametrize("agent", sorted(NATIVE))
+def test_a_busy_member_takes_mail_at_its_turn_boundary_without_interruption(
+    agent: str, fleet: Fleet, agent_tmux: Any
+) -> None:
+    require_agent(agent)
+    member = busy_member(fleet, agent_tmux, agent, "busy")
     fleet.wait_for_status(member, "working", timeout=10)
 
     task = sent_task(fleet, member, "ping 2")
@@ -74,6 +80,26 @@ def test_a_busy_member_takes_mail_at_its_turn_boundary_without_interruption(
     assert texts.count("pong 2") == 1
     assert fleet.attempts(task) == [(NATIVE[agent], "sent")]
     fleet.wait_for_status(member, "idle")
+
+
+@pytest.mark.parametrize("agent", sorted(NATIVE))
+def test_messages_to_a_busy_member_join_one_announcement_and_all_are_answered(
+    agent: str, fleet: Fleet, agent_tmux: Any
+) -> None:
+    """While the member works, the first message is announced and the next ones join it (the
+    agent has not taken it in yet); the poll that follows lists them all."""
+    require_agent(agent)
+    member = busy_member(fleet, agent_tmux, agent, "burst")
+
+    tasks = [sent_task(fleet, member, f"ping {n}") for n in (31, 32, 33)]
+    texts = fleet.wait_for_texts({"slept-ok", "pong 31", "pong 32", "pong 33"})
+
+    for n in (31, 32, 33):
+        assert texts.count(f"pong {n}") == 1
+    last = [fleet.ledger(task)[-1] for task in tasks]
+    joined = [row for row in last if (row["error"] or "").startswith("joined:")]
+    assert joined, last  # at least one message was not announced on its own
+    assert all(row["state"] == "skipped" for row in joined)
 
 
 @pytest.mark.parametrize("agent", sorted(NATIVE))

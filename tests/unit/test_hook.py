@@ -268,3 +268,6 @@ def test_a_prompt_with_previews_starts_a_detached_receipt(
     [(argv, options)] = started
     assert argv[1:4] == ["-m", "cafleet.receipt", "7"] and argv[-1] == "12"
     assert options["start_new_session"] is True
+    # the event file names the previews the prompt carried, for a reader on the spot
+    events = [line.split()[0] for line in (tmp_path / "events").read_text().splitlines()]
+    assert events == ["prompt:12", "idle"]

@@ -15,7 +15,7 @@ from cafleet.adapters.fake.store import MemoryStore
 from cafleet.application.fleets import FleetCreated
 from cafleet.application.messaging import MessagingService
 from cafleet.application.ports import Announcement
-from cafleet.domain.delivery import DeliveryState, PushOutcome
+from cafleet.domain.delivery import JOIN_WINDOW_SECONDS, DeliveryState, PushOutcome
 from cafleet.domain.errors import CafleetError, ErrorKind, Invalid, NotFound
 from cafleet.domain.message import MessageState, MessageType
 from cafleet.domain.placement import CodingAgent, Multiplexer
@@ -598,3 +598,22 @@ def test_a_receipt_confirms_the_sent_attempt_once_and_only_for_its_recipient(
 
     rows = world.deliveries(task)
     assert [d.confirmed_at for d in rows] == [None, first]  # the skipped try took nothing in
+
+
+def test_each_announcement_carries_the_recent_unread_ones_the_agent_has_not_taken_in(
+    store: MemoryStore, clock: FakeClock, team: Team
+) -> None:
+    notifier = RecordingNotifier()
+    service = MessagingService(store, clock, notifier)
+    send = lambda text: service.send(team.fleet_id, team.director, team.worker, text)  # noqa: E731
+
+    first = send("one").message.task_id
+    second = send("two").message.task_id
+    service.confirm(team.worker, [first], clock.now())  # the agent took the first in
+    third = send("three").message.task_id
+    service.ack(team.fleet_id, team.worker, second)  # read: no longer waiting for a poll
+    send("four")
+    clock.advance(JOIN_WINDOW_SECONDS + 1)  # an announcement that old stands for nothing
+    send("five")
+
+    assert [a.untaken for a in notifier.announced] == [(), (first,), (second,), (third,), ()]

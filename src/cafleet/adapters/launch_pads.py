@@ -30,6 +30,7 @@ from cafleet.domain.errors import Unavailable
 LAUNCH_MODULE = "cafleet.launch"
 HOOK_MODULE = "cafleet.hook"
 HTTP_TIMEOUT_SECONDS = 1.0
+POST_TIMEOUT_SECONDS = 5.0  # a prompt handed over must not be given up on while it lands
 ENDPOINT = "endpoint.json"
 
 
@@ -82,10 +83,12 @@ class DirectoryLaunchPad(LaunchPad):
         return None if answer is None or answer[0] >= 300 else answer[1]
 
     def post(self, path: str, user: str, payload: Mapping[str, object]) -> int | None:
-        answer = self._request(path, user, json.dumps(payload).encode())
+        answer = self._request(path, user, json.dumps(payload).encode(), POST_TIMEOUT_SECONDS)
         return None if answer is None else answer[0]
 
-    def _request(self, path: str, user: str, body: bytes | None) -> tuple[int, str] | None:
+    def _request(
+        self, path: str, user: str, body: bytes | None, timeout: float = HTTP_TIMEOUT_SECONDS
+    ) -> tuple[int, str] | None:
         if self._endpoint is None:
             return None
         token = base64.b64encode(f"{user}:{self._endpoint.password}".encode()).decode()
@@ -96,7 +99,7 @@ class DirectoryLaunchPad(LaunchPad):
             f"http://127.0.0.1:{self._endpoint.port}{path}", data=body, headers=headers
         )
         try:
-            with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT_SECONDS) as answer:
+            with urllib.request.urlopen(request, timeout=timeout) as answer:
                 status: int = answer.status
                 text: bytes = answer.read()
         except urllib.error.HTTPError as refused:

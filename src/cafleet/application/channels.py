@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from cafleet.application.ports import (
     Announcement,
@@ -32,6 +32,9 @@ from cafleet.domain.agent_profiles import (
 from cafleet.domain.delivery import Channel, DeliveryState, PushOutcome, SkipReason
 from cafleet.domain.errors import CafleetError
 
+if TYPE_CHECKING:
+    from cafleet.application.receipts import ReceiptReader
+
 CLAIM_SECONDS = 2.0  # a waiting hook polls its mailbox every 0.1 s
 CLAIM_POLL_SECONDS = 0.05
 
@@ -49,13 +52,21 @@ class ChannelLadder(Notifier):
         channels: Mapping[Channel, NativeChannel],
         keys: LastRung,
         max_text_len: int,
+        receipts: ReceiptReader | None = None,
     ) -> None:
         self._profiles = profiles
         self._channels = channels
         self._keys = keys
         self._max_text_len = max_text_len
+        self._receipts = receipts
 
     def announce(self, announcement: Announcement) -> PushOutcome:
+        joined = self._joined(announcement)
+        if joined is not None:
+            target = announcement.target
+            return PushOutcome.skipped(
+                SkipReason.joined(joined), target.backend.value, target.pane_id
+            )
         text = announcement.preview(self._max_text_len)
         tried: list[PushOutcome] = []
         for name in self._profiles[announcement.target.coding_agent].channels:
@@ -69,6 +80,20 @@ class ChannelLadder(Notifier):
                 return outcome.after(tuple(tried))
             tried.append(outcome)
         return self._keys.offer(announcement, text).after(tuple(tried))
+
+    def _joined(self, announcement: Announcement) -> int | None:
+        """The earlier message whose announcement still stands for this one: announced,
+        unread, and not yet taken in by the agent, as its own record says now. An agent
+        without such a record is told of every message."""
+        target = announcement.target
+        receipts = self._receipts
+        if not announcement.untaken or receipts is None:
+            return None
+        if not receipts.can_tell(target.coding_agent, target.launch_pad):
+            return None
+        taken = receipts.taken(target.coding_agent, target.launch_pad)
+        waiting = [task for task in announcement.untaken if task not in taken]
+        return waiting[-1] if waiting else None
 
 
 def note_of(pad: LaunchPad, name: str) -> str:
@@ -148,6 +173,10 @@ class OpencodeHttpChannel(NativeChannel):
             return _outcome(announcement, channel, DeliveryState.SKIPPED, SkipReason.NO_SESSION)
         path, body = http.prompt(session, text)
         status = pad.post(path, http.user, body)
+        if status is None and announcement.task_id in http.listed(
+            pad.get(http.messages_path.format(session=session), http.user)
+        ):  # no answer in time, but the prompt landed: typing it too would announce it twice
+            return _outcome(announcement, channel, DeliveryState.SENT)
         if status is None:
             return _outcome(announcement, channel, DeliveryState.SKIPPED, SkipReason.SERVER_SILENT)
         if not 200 <= status < 300:
@@ -212,5 +241,8 @@ def channel_ladder(
         Channel.OPENCODE_HTTP: OpencodeHttpChannel(pads, profiles),
         Channel.CODEX_QUEUE: CodexQueueChannel(pads, threads),
     }
+    from cafleet.application.receipts import ReceiptReader
+
     last = keys if herdr_prompt is None else PromptThenKeys(profiles, herdr_prompt, keys)
-    return ChannelLadder(profiles, channels, last, max_text_len)
+    receipts = ReceiptReader(pads, profiles, threads)
+    return ChannelLadder(profiles, channels, last, max_text_len, receipts)

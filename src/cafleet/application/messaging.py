@@ -28,7 +28,13 @@ from cafleet.application.ports import (
     UnitOfWorkFactory,
 )
 from cafleet.domain.agent import Agent
-from cafleet.domain.delivery import Delivery, DeliveryState, PushOutcome, SkipReason
+from cafleet.domain.delivery import (
+    JOIN_WINDOW_SECONDS,
+    Delivery,
+    DeliveryState,
+    PushOutcome,
+    SkipReason,
+)
 from cafleet.domain.errors import NotFound
 from cafleet.domain.message import Message, broadcast_summary, unicast
 from cafleet.domain.placement import Placement
@@ -195,6 +201,9 @@ class MessagingService:
             return _skip_now(uow, delivery, SkipReason.NO_PLACEMENT)
         if placement.is_pending:
             return _skip_now(uow, delivery, SkipReason.PENDING_PANE)
+        untaken = uow.deliveries.announced_untaken(
+            recipient.agent_id, message.created_at - timedelta(seconds=JOIN_WINDOW_SECONDS)
+        )
         uow.deliveries.add(delivery)
         announcement = Announcement(
             message.task_id,
@@ -202,6 +211,7 @@ class MessagingService:
             message.created_at,
             message.text,
             PushTarget.of(placement),
+            tuple(untaken),
         )
         return _Planned(delivery, announcement)
 

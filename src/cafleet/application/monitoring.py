@@ -239,7 +239,10 @@ class MonitorService:
         fresh: dict[tuple[int, datetime], list[int]] = {}
         for target in view.targets:
             agent = target.agent.agent_id
-            for task, at in self._receipts.taken(target.placement).items():
+            placement = target.placement
+            for task, at in self._receipts.taken(
+                placement.coding_agent, placement.launch_pad
+            ).items():
                 if (agent, task) not in self._confirmed:
                     fresh.setdefault((agent, at), []).append(task)
         if not fresh:

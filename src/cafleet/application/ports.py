@@ -134,6 +134,11 @@ class DeliveryRepository(Protocol):
 
     def count_pending_since(self, before: datetime) -> int: ...
 
+    def announced_untaken(self, recipient_agent_id: int, since: datetime) -> list[int]:
+        """The unread messages to this recipient announced (a sent attempt) since `since`
+        that its agent has not yet been seen to take in (no `confirmed_at`), oldest first."""
+        ...
+
 
 class MonitorRepository(Protocol):
     def enroll(self, schedule: MonitorSchedule) -> None: ...
@@ -443,6 +448,8 @@ class Announcement:
     created_at: datetime
     text: str
     target: PushTarget
+    # earlier unread messages to the recipient announced lately and not yet taken in
+    untaken: tuple[int, ...] = ()
 
     def preview(self, max_text_len: int) -> str:
         """What the recipient's agent is shown, on any channel."""

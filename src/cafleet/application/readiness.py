@@ -116,7 +116,7 @@ class StartWatcher:
         """The first rule of the profile that holds; `waited` is how long the agent has
         been in front with no dialog."""
         signal = profile.signal_rule
-        if signal is ReadyRule.HOOK and any(e.name == PROMPT_TAKEN for e in pad.events()):
+        if signal is ReadyRule.HOOK and any(e.kind == PROMPT_TAKEN for e in pad.events()):
             return signal
         http = profile.http
         if signal is ReadyRule.HTTP and http:

@@ -1,19 +1,29 @@
 """Which messages a member's agent took in, from what the agent records itself.
 
-OpenCode lists a session's prompts on its own server, and a prompt counts once a model answer
-began after it; Codex writes each user turn to its transcript. (Claude Code says so itself:
-its prompt hook starts `cafleet.receipt`.) The monitor's tick records what these show as
-`confirmed_at` in the ledger.
+Claude Code's hooks name the previews of each prompt it took (and the mail its waiting hook
+handed over) in the member's event file; OpenCode lists a session's prompts on its own
+server, and a prompt counts once a model answer began after it; Codex writes each user turn
+to its transcript. The monitor's tick records what these show as `confirmed_at` in the
+ledger (Claude Code's prompt hook also does, through `cafleet.receipt`), and the delivery
+ladder asks before it announces a message again to an agent that has not taken the last.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from cafleet.application.channels import note_of
+from cafleet.application.channels import known_thread, note_of
 from cafleet.application.ports import CodexThreads, LaunchPads
-from cafleet.domain.agent_profiles import SESSION_FILE, TRANSCRIPT_FILE, AgentProfiles
-from cafleet.domain.placement import Placement
+from cafleet.domain.agent_profiles import (
+    RECEIPT_EVENTS,
+    SESSION_FILE,
+    SPAWN_FILE,
+    TRANSCRIPT_FILE,
+    AgentProfiles,
+    SpawnFacts,
+)
+from cafleet.domain.agent_status import HookEvent
+from cafleet.domain.placement import CodingAgent
 
 
 class ReceiptReader:
@@ -22,16 +32,36 @@ class ReceiptReader:
         self._profiles = profiles
         self._threads = threads
 
-    def taken(self, placement: Placement) -> dict[int, datetime]:
+    def can_tell(self, agent: CodingAgent, launch_pad: str | None) -> bool:
+        """Whether this member's agent keeps a record of what it took in."""
+        return launch_pad is not None and agent is not CodingAgent.CUSTOM
+
+    def taken(self, agent: CodingAgent, launch_pad: str | None) -> dict[int, datetime]:
         """Task id -> when the agent took that message in, as far as its record tells."""
-        pad = None if placement.launch_pad is None else self._pads.reopen(placement.launch_pad)
-        if pad is None:
+        pad = None if launch_pad is None else self._pads.reopen(launch_pad)
+        if pad is None or not self.can_tell(agent, launch_pad):
             return {}
-        http = self._profiles[placement.coding_agent].server
+        profile = self._profiles[agent]
+        if profile.uses_hooks:
+            return _named_in(pad.events())
+        http = profile.server
         session = note_of(pad, SESSION_FILE)
         if http is not None:
             if not session:
                 return {}
             return http.taken(pad.get(http.messages_path.format(session=session), http.user))
-        transcript = note_of(pad, TRANSCRIPT_FILE)
-        return self._threads.taken(transcript) if transcript else {}
+        if not note_of(pad, TRANSCRIPT_FILE):  # found once: here, by the status or the channel
+            spawn = SpawnFacts.parse(pad.read(SPAWN_FILE))
+            if spawn is None or known_thread(pad, spawn, self._threads) is None:
+                return {}
+        return self._threads.taken(note_of(pad, TRANSCRIPT_FILE))
+
+
+def _named_in(events: tuple[HookEvent, ...]) -> dict[int, datetime]:
+    taken: dict[int, datetime] = {}
+    for event in events:
+        if event.kind in RECEIPT_EVENTS:
+            for task in event.detail.split(","):
+                if task.isdigit():
+                    taken.setdefault(int(task), event.at)
+    return taken

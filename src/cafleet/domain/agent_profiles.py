@@ -54,6 +54,9 @@ CLAUDE_HOOK_EVENTS = {
     "Notification": "waiting",
 }
 PROMPT_TAKEN = "prompt"
+MAIL_HANDED = "handed"  # the waiting hook handed mail over (`handed:<task ids>`)
+# events whose detail lists the previews the agent took in (`prompt:12,13`)
+RECEIPT_EVENTS = (PROMPT_TAKEN, MAIL_HANDED)
 SESSION_FILE = "agent-session"  # in the launch pad: the agent's own session id, once known
 TRANSCRIPT_FILE = "agent-transcript"  # in the launch pad: where the agent logs that session
 SPAWN_FILE = "spawn.json"  # in the launch pad: what finds the session later (prompt, cwd)
@@ -86,6 +89,16 @@ class ConfigHome:
     subdir: str = ""
 
 
+def _session_messages(answer: str | None) -> list[tuple[str, float, str]]:
+    """(role, creation time in ms, text) of each message of an opencode session listing."""
+    try:
+        listed = json.loads(answer) if answer else []
+    except ValueError:
+        return []
+    facts = [_message_facts(m) for m in listed] if isinstance(listed, list) else []
+    return [(role, created, text) for role, created, text in facts if created is not None]
+
+
 def _message_facts(message: object) -> tuple[str, float | None, str]:
     """(role, creation time in ms, text) of one message of an opencode session listing."""
     info = message.get("info") if isinstance(message, dict) else None
@@ -113,20 +126,22 @@ class HttpFacts:
     # `{session}` is replaced; answers the session's newest messages, oldest first
     messages_path: str = "/session/{session}/message?limit=40"
 
+    def listed(self, answer: str | None) -> set[int]:
+        """The CAFleet messages a user prompt of the session carries (queued ones too)."""
+        return {
+            task
+            for role, _, text in _session_messages(answer)
+            if role == "user"
+            for task in previewed_tasks(text)
+        }
+
     def taken(self, answer: str | None) -> dict[int, datetime]:
         """The CAFleet messages a user prompt of the session carried whose turn has begun:
         a prompt is listed at once, even while queued behind a running step, so it counts as
         taken when an answer of the model started after it. The time is that answer's."""
-        try:
-            listed = json.loads(answer) if answer else []
-        except ValueError:
-            return {}
         prompts: list[tuple[float, list[int]]] = []
         taken: dict[int, datetime] = {}
-        for message in listed if isinstance(listed, list) else []:
-            role, created, text = _message_facts(message)
-            if created is None:
-                continue
+        for role, created, text in _session_messages(answer):
             if role == "user" and (tasks := previewed_tasks(text)):
                 prompts.append((created, tasks))
             elif role == "assistant":

@@ -56,6 +56,17 @@ class SkipReason:
     def dialog(sign: str) -> str:
         return f"dialog:{sign}"
 
+    @staticmethod
+    def joined(task_id: int) -> str:
+        """Not announced again: the agent has not yet taken in the announcement of an earlier
+        unread message, and the poll that follows it lists this one too."""
+        return f"joined:{task_id}"
+
+
+# how long an announcement the agent has not taken in yet stands for later messages; past it
+# (a preview typed but never submitted) the next message is announced again
+JOIN_WINDOW_SECONDS = 60
+
 
 BEFORE_ENTER = " (before Enter)"
 
@@ -87,6 +98,11 @@ def describe_skip(reason: str | None) -> str:
         words = f"pane runs {base.removeprefix('not-agent:')}"
     elif base.startswith("dialog:"):
         words = f"a dialog is on screen ({base.removeprefix('dialog:')})"
+    elif base.startswith("joined:"):
+        words = (
+            f"announced with message {base.removeprefix('joined:')}, which the agent has not"
+            " taken in yet; its poll lists this one too"
+        )
     elif base.startswith("refused:"):
         words = f"the agent's server refused it (HTTP {base.removeprefix('refused:')})"
     else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
@@ -203,6 +204,20 @@ def test_an_opencode_server_that_fails_falls_back_to_keys(
         (Channel.KEYS, DeliveryState.SENT, None),
     ]
     assert len(rig.keys.typed) == 1
+
+
+def test_a_prompt_that_landed_though_the_server_answered_late_is_not_typed_again(
+    rig: Rig,
+) -> None:
+    pad = opencode_pad(rig, status=None)  # the POST got no answer in time
+    listing = [{"info": {"role": "user", "time": {"created": 1}},
+                "parts": [{"type": "text", "text": f"{HEADER}\nhello"}]}]  # fmt: skip
+    pad.answers["/session/ses_abc/message?limit=40"] = json.dumps(listing)
+
+    outcome = rig.ladder().announce(rig.announcement(CodingAgent.OPENCODE, pad))
+
+    assert (outcome.state, outcome.channel) == (DeliveryState.SENT, Channel.OPENCODE_HTTP)
+    assert rig.keys.typed == []
 
 
 def test_an_opencode_member_whose_session_is_unknown_is_typed_into(rig: Rig) -> None:

@@ -11,12 +11,15 @@ from typing import Any
 from cafleet.adapters.fake.codex_threads import FakeCodexThreads
 from cafleet.adapters.fake.launch_pads import FakeLaunchPads
 from cafleet.application.monitoring import MonitorService
+from cafleet.application.ports import AgentThread
 from cafleet.application.receipts import ReceiptReader
 from cafleet.domain.agent_profiles import (
     SESSION_FILE,
+    SPAWN_FILE,
     TRANSCRIPT_FILE,
     AgentProfiles,
     HttpFacts,
+    SpawnFacts,
 )
 from cafleet.domain.delivery import Delivery, DeliveryState
 from cafleet.domain.placement import CodingAgent
@@ -96,3 +99,18 @@ def test_a_tick_confirms_what_the_agents_records_show_taken_once(make_fleet: Any
     svc.tick(fleet.fleet_id)
     with fleet.store() as uow:
         assert uow.deliveries.get(1, codex_id).confirmed_at == T0 + timedelta(seconds=3)
+
+
+def test_a_codex_member_whose_conversation_is_not_known_yet_is_found_for_its_receipts() -> None:
+    pads, threads = FakeLaunchPads(), FakeCodexThreads()
+    pad = pads.prepare(1, 3)
+    pad.files[SPAWN_FILE] = SpawnFacts("Go.", "/work", "/codex", "/bin/codex", T0).text()
+    reader = ReceiptReader(pads, AgentProfiles(), threads)
+
+    assert reader.taken(CodingAgent.CODEX, pad.location) == {}  # no conversation yet
+    threads.add("/codex", "/work", "Go.", AgentThread("t-1", "/codex/rollout-t-1.jsonl"))
+    threads.took["/codex/rollout-t-1.jsonl"] = {4: T0}
+
+    assert reader.taken(CodingAgent.CODEX, pad.location) == {4: T0}
+    assert pad.files[TRANSCRIPT_FILE] == "/codex/rollout-t-1.jsonl"
+    assert reader.taken(CodingAgent.CUSTOM, pad.location) == {}

@@ -267,6 +267,23 @@ class MemoryDeliveries:
         found = [d for (t, _, _), d in self._t.deliveries.items() if t in wanted]
         return sorted(found, key=lambda d: d.attempt)
 
+    def announced_untaken(self, recipient_agent_id: int, since: datetime) -> list[int]:
+        unread = {
+            task for task, m in self._t.messages.items() if m.state is MessageState.INPUT_REQUIRED
+        }
+        return sorted(
+            {
+                d.task_id
+                for d in self._t.deliveries.values()
+                if d.recipient_agent_id == recipient_agent_id
+                and d.state is DeliveryState.SENT
+                and d.confirmed_at is None
+                and d.attempted_at is not None
+                and d.attempted_at >= since
+                and d.task_id in unread
+            }
+        )
+
     def count_pending_since(self, before: datetime) -> int:
         return sum(
             1

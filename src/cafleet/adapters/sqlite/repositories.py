@@ -346,6 +346,23 @@ class SqlDeliveries:
             found.extend(rows.delivery_from(r) for r in self._c.execute(query))
         return found
 
+    def announced_untaken(self, recipient_agent_id: int, since: datetime) -> list[int]:
+        query = (
+            select(deliveries.c.task_id)
+            .join(tasks, tasks.c.task_id == deliveries.c.task_id)
+            .where(  # the recipient's unread messages (indexed) first, then their ledger
+                tasks.c.context_id == recipient_agent_id,
+                tasks.c.status_state == MessageState.INPUT_REQUIRED.value,
+                deliveries.c.recipient_agent_id == recipient_agent_id,
+                deliveries.c.state == DeliveryState.SENT.value,
+                deliveries.c.confirmed_at.is_(None),
+                deliveries.c.attempted_at >= rows.ts(since),
+            )
+            .distinct()
+            .order_by(deliveries.c.task_id)
+        )
+        return [int(task) for task in self._c.execute(query).scalars()]
+
     def count_pending_since(self, before: datetime) -> int:
         query = (
             select(func.count())

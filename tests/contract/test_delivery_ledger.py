@@ -1,0 +1,72 @@
+"""The deliveries ledger's queries, the same over the in-memory store and a SQLite file."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from cafleet.adapters.fake.store import MemoryStore
+from cafleet.adapters.sqlite.engine import open_engine
+from cafleet.adapters.sqlite.schema import migrate
+from cafleet.adapters.sqlite.unit_of_work import SqlUnitOfWorkFactory
+from cafleet.application.ports import UnitOfWorkFactory
+from cafleet.domain.agent import Agent
+from cafleet.domain.delivery import Delivery, DeliveryState
+from cafleet.domain.fleet import Fleet
+from cafleet.domain.message import Message, unicast
+
+T0 = datetime(2026, 12, 2, 8, 0, tzinfo=UTC)
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[UnitOfWorkFactory]:
+    if request.param == "memory":
+        yield MemoryStore()
+        return
+    path = tmp_path / "ledger.db"
+    migrate(path)
+    engine = open_engine(path)
+    yield SqlUnitOfWorkFactory(engine, path)
+    engine.dispose()
+
+
+def agents(uow, fleet_id: int, *names: str) -> list[int]:  # type: ignore[no-untyped-def]
+    return [uow.agents.add(Agent(0, fleet_id, n, "d", T0)) for n in names]
+
+
+def test_announced_untaken_lists_recent_sent_unread_unconfirmed_messages(
+    store: UnitOfWorkFactory,
+) -> None:
+    with store(write=True) as uow:
+        fleet = uow.fleets.add(Fleet(0, "f", T0))
+        sender, member, other = agents(uow, fleet, "director", "member", "other")
+
+        def sent(text: str, at: float, to: int = member, **row: object) -> int:
+            message: Message = unicast(sender, to, text, T0 + timedelta(seconds=at))
+            task = uow.messages.add(message)
+            when = T0 + timedelta(seconds=at)
+            fields = {"state": DeliveryState.SENT, "attempted_at": when, **row}
+            uow.deliveries.add(Delivery(task, to, created_at=when, **fields))  # type: ignore[arg-type]
+            return task
+
+        old = sent("before the window", 0)
+        recent = sent("recent", 100)
+        confirmed = sent("taken in", 101, confirmed_at=T0 + timedelta(seconds=102))
+        skipped = sent("not announced", 102, state=DeliveryState.SKIPPED)
+        read = sent("read already", 103)
+        elsewhere = sent("someone else's", 104, to=other)
+        latest = sent("latest", 105)
+        uow.commit()
+    with store(write=True) as uow:
+        message = uow.messages.get(read)
+        uow.messages.save(message.ack(member, T0 + timedelta(seconds=110)))
+        uow.commit()
+
+    with store() as uow:
+        found = uow.deliveries.announced_untaken(member, T0 + timedelta(seconds=50))
+
+    assert found == [recent, latest]
+    assert not {old, confirmed, skipped, read, elsewhere} & set(found)
