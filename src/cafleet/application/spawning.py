@@ -164,7 +164,8 @@ class MemberSpawner:
         )
         if server and endpoint:
             env[server.password_variable] = endpoint.password
-        if Channel.CODEX_QUEUE in profile.channels:  # to find its conversation later
+        # to find its conversation later (its status and receipts), whatever channels are on
+        if Channel.CODEX_QUEUE in profile.possible_channels:
             home = AgentHomes.from_environ(self._context.caller_env, self._context.home).codex
             facts = SpawnFacts(
                 prompt, self._context.cwd, str(home), checked.binary, self._clock.now()

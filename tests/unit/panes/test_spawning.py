@@ -303,6 +303,16 @@ def test_a_codex_member_gets_the_codex_command_line(rig: PaneRig, spawning: Spaw
     )
 
 
+def test_a_codex_member_with_its_queue_channel_off_still_keeps_what_finds_its_conversation(
+    rig: PaneRig, spawning: Spawning
+) -> None:
+    rig.channels = {"codex": ()}  # keys only: its status and receipts still read the record
+
+    created = spawning.create(coding_agent=CodingAgent.CODEX, prompt="Go.")
+
+    assert set(rig.pad(created.agent.agent_id).files) == {SPAWN_FILE}
+
+
 def test_a_codex_member_may_write_the_database_directory(rig: PaneRig) -> None:
     spawning = Spawning(rig, database_dir="/fake/data")
 
