@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
 from typing import Any
@@ -209,9 +210,17 @@ def test_a_database_error_is_reported_and_ends_the_stream(container, alpha, monk
 
 
 def test_the_route_streams_events_as_text_event_stream(make_client, fleets, alpha) -> None:
-    client = make_client(stream_limits=StreamLimits(poll_seconds=0.01, max_seconds=0.5))
+    client = make_client(stream_limits=StreamLimits(poll_seconds=0.01, max_seconds=2.0))
     director, admin = alpha.director.agent_id, alpha.administrator.agent_id
-    sender = threading.Timer(0.1, fleets.send, (alpha, director, admin, "live"))
+
+    def send_once_streaming() -> None:  # after the stream took its first look, however slow
+        deadline = time.monotonic() + 1.5
+        while client.app.state.stream_slots.open == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.2)
+        fleets.send(alpha, director, admin, "live")
+
+    sender = threading.Thread(target=send_once_streaming)
     sender.start()
 
     response = client.get("/api/events", headers={"X-Fleet-Id": str(alpha.fleet.fleet_id)})
