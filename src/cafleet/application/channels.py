@@ -1,10 +1,13 @@
 """The delivery ladder: each message tries the agent's own channels, then keystrokes.
 
 A profile lists the native channels of its agent (Claude Code's waiting hook, `codex queue`,
-OpenCode's HTTP server). The first that takes the message settles the delivery; each one that
-cannot (no hook waiting, the server silent) is an attempt in the ledger with its reason, and the
-guarded keystroke path is the last rung. A message is announced once: a rung either took it
-or provably did not (the hook's mailbox hands a message over or gives it back, never both).
+OpenCode's HTTP server), then the multiplexer's (herdr's prompt). The first that takes the
+message settles the delivery, and so does herdr's refusal for a dialog (nothing may type into
+it); each one that cannot (no hook waiting, the server silent) is an attempt in the ledger
+with its reason, and the guarded keystroke path is the last rung. A message is announced once:
+a rung either took it or provably did not (the hook's mailbox hands a message over or gives it
+back, never both). A message whose recipient has not yet taken in the announcement of an
+earlier unread one is not announced at all (`joined:<task>`): the poll that follows lists both.
 """
 
 from __future__ import annotations
@@ -69,14 +72,12 @@ class ChannelLadder(Notifier):
             )
         text = announcement.preview(self._max_text_len)
         tried: list[PushOutcome] = []
-        for name in self._profiles[announcement.target.coding_agent].channels:
+        for name in self._profiles[announcement.target.coding_agent].ladder:
             rung = self._channels.get(name)
-            if rung is None:
+            outcome = None if rung is None else rung.offer(announcement, text)
+            if outcome is None:  # not a channel for this member: no row
                 continue
-            outcome = rung.offer(announcement, text)
-            if outcome is None:
-                continue
-            if outcome.state is DeliveryState.SENT:
+            if outcome.settles:  # taken, or a dialog waits: no later rung may type
                 return outcome.after(tuple(tried))
             tried.append(outcome)
         return self._keys.offer(announcement, text).after(tuple(tried))
@@ -232,17 +233,15 @@ def channel_ladder(
     herdr_prompt: NativeChannel | None = None,
 ) -> ChannelLadder:
     """The ladder with every native channel CAFleet has: the agent's own, then herdr's
-    prompt (it reaches members on herdr) just before keys, as one last rung, because a
-    prompt refused for a dialog must keep keys from typing into it."""
-    from cafleet.application.herdr_channel import PromptThenKeys
+    prompt (it reaches members on herdr), then keys."""
+    from cafleet.application.receipts import ReceiptReader
 
     channels: dict[Channel, NativeChannel] = {
         Channel.CLAUDE_HOOK: ClaudeHookChannel(pads, clock),
         Channel.OPENCODE_HTTP: OpencodeHttpChannel(pads, profiles),
         Channel.CODEX_QUEUE: CodexQueueChannel(pads, threads),
     }
-    from cafleet.application.receipts import ReceiptReader
-
-    last = keys if herdr_prompt is None else PromptThenKeys(profiles, herdr_prompt, keys)
+    if herdr_prompt is not None:
+        channels[Channel.HERDR_PROMPT] = herdr_prompt
     receipts = ReceiptReader(pads, profiles, threads)
-    return ChannelLadder(profiles, channels, last, max_text_len, receipts)
+    return ChannelLadder(profiles, channels, keys, max_text_len, receipts)

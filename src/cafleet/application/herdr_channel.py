@@ -8,8 +8,6 @@ inbox for the member's next poll. A pane herdr sees no agent in falls through to
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from cafleet.application.keystrokes import SEND_LOCK_TIMEOUT_SECONDS, lock_key
 from cafleet.application.ports import (
     Announcement,
@@ -17,13 +15,9 @@ from cafleet.application.ports import (
     PaneDrivers,
     PaneLocks,
 )
-from cafleet.domain.agent_profiles import AgentProfiles
 from cafleet.domain.delivery import Channel, DeliveryState, PushOutcome, SkipReason
 from cafleet.domain.errors import CafleetError
 from cafleet.domain.panes import PromptAnswer
-
-if TYPE_CHECKING:
-    from cafleet.application.channels import LastRung
 
 _REASONS = {
     PromptAnswer.BLOCKED: SkipReason.AGENT_BLOCKED,
@@ -60,22 +54,3 @@ class HerdrPromptChannel(NativeChannel):
         if answer is PromptAnswer.TAKEN:
             return PushOutcome(DeliveryState.SENT, transport, pane, channel=channel)
         return PushOutcome.skipped(_REASONS[answer], transport, pane, channel)
-
-
-class PromptThenKeys:
-    """The ladder's last rung: the multiplexer's prompt where the member's profile keeps
-    it, then keystrokes, unless the prompt settled the delivery (taken, or refused because
-    a dialog is up)."""
-
-    def __init__(self, profiles: AgentProfiles, prompt: NativeChannel, keys: LastRung) -> None:
-        self._profiles = profiles
-        self._prompt = prompt
-        self._keys = keys
-
-    def offer(self, announcement: Announcement, text: str) -> PushOutcome:
-        tried = None
-        if Channel.HERDR_PROMPT in self._profiles[announcement.target.coding_agent].pane_channels:
-            tried = self._prompt.offer(announcement, text)
-        if tried is None:
-            return self._keys.offer(announcement, text)
-        return tried if tried.settles else self._keys.offer(announcement, text).after((tried,))
