@@ -98,8 +98,13 @@ def test_messages_to_a_busy_member_join_one_announcement_and_all_are_answered(
         assert texts.count(f"pong {n}") == 1
     last = [fleet.ledger(task)[-1] for task in tasks]
     joined = [row for row in last if (row["error"] or "").startswith("joined:")]
-    assert joined, last  # at least one message was not announced on its own
     assert all(row["state"] == "skipped" for row in joined)
+    if agent == "claude":  # Claude takes mail and typed text in mid-turn: each has a receipt
+        for task, row in zip(tasks, last, strict=True):
+            if row not in joined:
+                fleet.wait_confirmed(task)
+    else:  # Codex and OpenCode hold it until the turn ends: the later ones joined the first
+        assert joined, last
 
 
 @pytest.mark.parametrize("agent", sorted(NATIVE))
