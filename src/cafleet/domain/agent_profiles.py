@@ -458,6 +458,8 @@ PROFILES: Mapping[CodingAgent, AgentProfile] = {
         ready_rules=(ReadyRule.HTTP, ReadyRule.WAIT),
         wait_fallback_seconds=45.0,
         shell_busy_signs=("esc interrupt", "esc again to interrupt"),
+        # its permission dialog: "△ Permission required" ... "Allow once  Allow always  Reject"
+        dialog_signs=("permission required", "allow always"),
         session_variables=("OPENCODE", "OPENCODE_PID"),
         notes="the cafleet agent preset holds the permission floor; its HTTP server says busy",
         http=HttpFacts(

@@ -456,23 +456,36 @@ def test_an_ordinary_screen_is_no_dialog(rig: PaneRig) -> None:
     assert pane.submitted() == [PREVIEW]
 
 
-@pytest.mark.parametrize(
-    ("coding_agent", "command"),
-    [(CodingAgent.OPENCODE, "opencode"), (CodingAgent.CUSTOM, "demo-agent")],
-)
 def test_an_agent_without_dialog_signs_is_typed_into_without_reading_its_screen(
-    rig: PaneRig, coding_agent: CodingAgent, command: str
+    rig: PaneRig,
 ) -> None:
-    pane = rig.driver.add_pane(command)
-    pane.screen = ["Do you trust this folder?"]  # means nothing to these agents
+    pane = rig.driver.add_pane("demo-agent")
+    pane.screen = ["Do you trust this folder?"]  # means nothing to a custom agent
     rig.driver.failures["capture"] = Unavailable("the screen must not be read")
 
     outcome = rig.keystrokes().deliver(
-        target(pane.pane_id, coding_agent=coding_agent), Keystrokes.preview(PREVIEW)
+        target(pane.pane_id, coding_agent=CodingAgent.CUSTOM), Keystrokes.preview(PREVIEW)
     )
 
     assert outcome == PushOutcome.sent("tmux", pane.pane_id)
     assert pane.submitted() == [PREVIEW]
+
+
+def test_an_opencode_permission_dialog_is_never_typed_into(rig: PaneRig) -> None:
+    pane = rig.driver.add_pane("opencode")
+    pane.screen = [
+        "  ┃  △ Permission required",
+        "  ┃  $ touch /work/asked.txt",
+        "  ┃   Allow once   Allow always   Reject          ⇆ select  enter confirm",
+        "  ┃",
+    ]
+
+    outcome = rig.keystrokes().deliver(
+        target(pane.pane_id, coding_agent=CodingAgent.OPENCODE), Keystrokes.preview(PREVIEW)
+    )
+
+    assert outcome == PushOutcome.skipped("dialog:allow always", "tmux", pane.pane_id)
+    assert pane.typed == []
 
 
 # --------------------------------------------------------------------------- before Enter
