@@ -18,6 +18,7 @@ from cafleet.adapters.fake.clock import FakeClock
 from cafleet.adapters.fake.locator import FakePaneLocator
 from cafleet.adapters.fake.pane_driver import FakePaneDrivers, ThreadLocks
 from cafleet.adapters.fake.store import MemoryStore
+from cafleet.adapters.herdr.feed import HerdrStateFeeds
 from cafleet.adapters.launch_pads import RuntimeLaunchPads
 from cafleet.adapters.locator import EnvironmentPaneLocator
 from cafleet.adapters.notify.pane import PaneNotifier
@@ -92,6 +93,8 @@ class Container(containers.DeclarativeContainer):
     member_panes = providers.Factory(MemberPanes, uow, clock, pane_drivers, keystrokes)
     member_removal = providers.Factory(MemberRemoval, uow, clock, pane_drivers, teardown)
     process = providers.Singleton(SystemProcess)
+    # herdr's pushed agent states: only the monitor loop asks for them (`monitor(feeds=...)`)
+    state_feeds = providers.Singleton(HerdrStateFeeds, environ)
     monitor = providers.Factory(
         MonitorService,
         uow,

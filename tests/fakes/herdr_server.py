@@ -9,7 +9,24 @@ another), a log of every byte written into each pane, and its screen.
 
 Methods: ping, workspace.create/list, tab.create, pane.current/get/list/split/close/focus,
 pane.send_text/send_keys/send_input, pane.read, pane.layout, pane.resize,
-pane.process_info, agent.prompt. Anything else is answered with `invalid_request`.
+pane.process_info, agent.prompt, events.subscribe. Anything else is answered with
+`invalid_request`.
+
+`events.subscribe {subscriptions: [...]}` follows herdr (`src/api/server.rs`
+`stream_subscriptions`, `src/api/subscriptions.rs`, `src/api/schema/events.rs`): an entry
+of an unknown type fails the whole request as herdr's parser does (`invalid_request`, empty
+id); `{"type":"pane.agent_status_changed","pane_id",...}` probes its pane (gone:
+`{"id":"<rid>:sub:<i>:probe","error":{"code":"pane_not_found"}}` and the connection
+closes) and, with an `agent_status` filter the pane already matches, sends that state
+first. Then `{"id","result":{"type":"subscription_started"}}`, and every `event_poll`
+seconds (herdr: 100 ms) at most one line per entry: status entries send
+`{"event":"pane.agent_status_changed","data":{pane_id, workspace_id, agent_status,
+agent?}}` for changes after the subscription; lifecycle entries (`pane.closed`,
+`pane.exited`, `pane.created`, ...) start at the beginning of the event ring (512 events)
+and send `{"event":"pane_closed","data":{"type":"pane_closed","pane_id","workspace_id"}}`.
+A status change is an event (`set_agent_status`); `pane.close` is `pane_closed`, a pane
+whose process ended `pane_exited`. The stream ends when the client goes away, the server
+stops, or a test calls `drop_subscriptions()`.
 
 `agent.prompt {target, text}` follows herdr 0.8.2 (`src/app/api/agents.rs`): the target is
 a pane id whose pane has a detected agent (`set_agent`; else `agent_not_found`, also for a
@@ -32,7 +49,7 @@ Two modes:
 
 Test controls (Python methods, not on the wire): set_agent_status, set_agent, set_screen,
 screen_text, inputs / typed, set_processes, set_bracketed_paste, fail, exit_pane, requests,
-pane_ids, rects.
+pane_ids, rects, drop_subscriptions, subscribers.
 """
 
 from __future__ import annotations
@@ -69,6 +86,19 @@ READ_SOURCES = ("visible", "recent", "recent_unwrapped", "detection")
 DEFAULT_RECENT_LINES = 80
 SCROLLBACK_LINES = 10_000
 PROMPT_ENTER_DELAY = 0.3  # herdr's AGENT_PROMPT_SUBMIT_DELAY
+EVENT_POLL = 0.1  # herdr's CONNECTION_POLL_INTERVAL for subscriptions
+EVENT_RING = 512  # herdr's EventHub capacity
+LIFECYCLE_EVENTS = {
+    f"{noun}.{verb}": f"{noun}_{verb}"
+    for noun, verbs in (
+        ("workspace", ("created", "updated", "closed", "renamed", "focused")),
+        ("tab", ("created", "closed", "renamed", "focused")),
+        ("pane", ("created", "closed", "updated", "focused", "exited", "agent_detected")),
+        ("layout", ("updated",)),
+    )
+    for verb in verbs
+}
+STATUS_SUBSCRIPTION = "pane.agent_status_changed"
 
 # Runs in the child between fork and the shell: make the pty its controlling terminal.
 _CTTY_EXEC = (
@@ -384,6 +414,18 @@ class Pane:
 
 
 @dataclass
+class Entry:
+    """One entry of a subscription: a lifecycle kind from the ring's start, or one pane's
+    status changes after the subscription."""
+
+    kind: str  # the event name on the wire
+    cursor: int  # the last ring sequence looked at
+    pane_id: str | None = None
+    status_filter: str | None = None
+    initial: dict[str, Any] | None = None
+
+
+@dataclass
 class Failure:
     code: str
     message: str
@@ -404,6 +446,7 @@ class FakeHerdrServer:
         rows: int = 50,
         resize_focuses: bool = False,
         prompt_enter_delay: float = PROMPT_ENTER_DELAY,
+        event_poll: float = EVENT_POLL,
     ) -> None:
         self._own_dir: str | None = None
         if socket_path is None:
@@ -421,6 +464,11 @@ class FakeHerdrServer:
         self.rows = rows
         self.resize_focuses = resize_focuses
         self.prompt_enter_delay = prompt_enter_delay
+        self.event_poll = event_poll
+        self._events: list[tuple[int, str, dict[str, Any]]] = []  # (sequence, kind, data)
+        self._sequence = 0
+        self._subscribers: list[socket.socket] = []
+        self._stopping = threading.Event()
         self.lock = threading.RLock()
         self.workspaces: dict[str, Workspace] = {}
         self.tabs: dict[str, Tab] = {}
@@ -461,6 +509,8 @@ class FakeHerdrServer:
 
     def stop(self) -> None:
         """Stop serving (the socket disappears) and end every pane's process."""
+        self._stopping.set()
+        self.drop_subscriptions()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -492,10 +542,13 @@ class FakeHerdrServer:
             raise ValueError(f"unknown agent status {status!r}")
         with self.lock:
             pane = self._pane(pane_id)
+            changed = pane.agent_status != status
             pane.agent_status = status
             if agent is not None:
                 pane.agent = agent
             pane.revision += 1
+            if changed:
+                self._emit("pane_agent_status_changed", self._status_data(pane))
 
     def set_agent(self, pane_id: str, agent: str | None) -> None:
         with self.lock:
@@ -548,11 +601,24 @@ class FakeHerdrServer:
         with self.lock:
             self._failures[method] = Failure(code, message, times)
 
+    def drop_subscriptions(self) -> None:
+        """Close every open `events.subscribe` connection (as a restarting server would)."""
+        with self.lock:
+            subscribers, self._subscribers = self._subscribers, []
+        for conn in subscribers:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+
+    def subscribers(self) -> int:
+        """How many `events.subscribe` connections are streaming."""
+        with self.lock:
+            return len(self._subscribers)
+
     def exit_pane(self, pane_id: str) -> None:
         """What herdr does when a pane's process ends: the pane closes."""
         with self.lock:
             pane = self._pane(pane_id)
-            self._close(pane)
+            self._close(pane, event="pane_exited")
         self._end_process(pane, wait=True)
 
     def pane_ids(self) -> list[str]:
@@ -593,25 +659,34 @@ class FakeHerdrServer:
         except OSError:
             return
         line = data.split(b"\n", 1)[0]
+        entries: list[Entry] | None = None
         if len(line) > MAX_REQUEST_BYTES:
             reply: dict[str, Any] = _error("", "invalid_request", "request exceeds 1 MiB")
         else:
-            reply = self.handle_line(line)
-        with contextlib.suppress(OSError):
+            reply, entries = self._respond(line)
+        try:
             conn.sendall((json.dumps(reply, ensure_ascii=False) + "\n").encode())
+        except OSError:
+            return
+        if entries is not None:
+            self._stream(conn, entries)
 
     def handle_line(self, line: bytes) -> dict[str, Any]:
+        return self._respond(line)[0]
+
+    def _respond(self, line: bytes) -> tuple[dict[str, Any], list[Entry] | None]:
+        """The reply line, and for an acknowledged `events.subscribe` its entries."""
         try:
             request = json.loads(line)
         except ValueError:
-            return _error("", "invalid_request", "request is not valid JSON")
+            return _error("", "invalid_request", "request is not valid JSON"), None
         if not isinstance(request, dict):
-            return _error("", "invalid_request", "request must be a JSON object")
+            return _error("", "invalid_request", "request must be a JSON object"), None
         request_id = str(request.get("id", ""))
         method = request.get("method")
         params = request.get("params") or {}
         if not isinstance(method, str) or not isinstance(params, dict):
-            return _error(request_id, "invalid_request", "request needs a method and params")
+            return _error(request_id, "invalid_request", "request needs a method and params"), None
         with self.lock:
             self.requests.append((method, params))
             failure = self._failures.get(method)
@@ -619,16 +694,18 @@ class FakeHerdrServer:
                 failure.times -= 1
                 if failure.times <= 0:
                     del self._failures[method]
-                return _error(request_id, failure.code, failure.message)
+                return _error(request_id, failure.code, failure.message), None
+        if method == "events.subscribe":
+            return self._subscribe(request_id, params)
         handler = self._handlers().get(method)
         if handler is None:
-            return _error(request_id, "invalid_request", f"unknown method {method}")
+            return _error(request_id, "invalid_request", f"unknown method {method}"), None
         try:
-            return {"id": request_id, "result": handler(params)}
+            return {"id": request_id, "result": handler(params)}, None
         except HerdrError as exc:
-            return _error(request_id, exc.code, exc.message)
+            return _error(request_id, exc.code, exc.message), None
         except (KeyError, TypeError, ValueError) as exc:
-            return _error(request_id, "invalid_request", f"invalid params: {exc}")
+            return _error(request_id, "invalid_request", f"invalid params: {exc}"), None
 
     def _handlers(self) -> dict[str, Callable[[dict[str, Any]], dict[str, Any]]]:
         return {
@@ -653,6 +730,88 @@ class FakeHerdrServer:
         }
 
     # -- methods
+
+    def _subscribe(
+        self, request_id: str, params: dict[str, Any]
+    ) -> tuple[dict[str, Any], list[Entry] | None]:
+        raw = params.get("subscriptions")
+        if not isinstance(raw, list) or not all(isinstance(e, dict) for e in raw):
+            return _error("", "invalid_request", "invalid request: subscriptions"), None
+        entries: list[Entry] = []
+        with self.lock:
+            for index, spec in enumerate(raw):
+                kind = spec.get("type")
+                if kind in LIFECYCLE_EVENTS:
+                    entries.append(Entry(LIFECYCLE_EVENTS[kind], 0))
+                    continue
+                pane_id = spec.get("pane_id")
+                status_filter = spec.get("agent_status")
+                if (
+                    kind != STATUS_SUBSCRIPTION
+                    or not isinstance(pane_id, str)
+                    or status_filter not in (None, *AGENT_STATES)
+                ):
+                    return _error("", "invalid_request", f"invalid request: {spec}"), None
+                pane = self.panes.get(pane_id)
+                if pane is None:
+                    probe = f"{request_id}:sub:{index}:probe"
+                    return _error(probe, "pane_not_found", f"pane {pane_id} not found"), None
+                initial = self._status_data(pane) if status_filter == pane.agent_status else None
+                entries.append(
+                    Entry(STATUS_SUBSCRIPTION, self._sequence, pane_id, status_filter, initial)
+                )
+        return {"id": request_id, "result": {"type": "subscription_started"}}, entries
+
+    def _stream(self, conn: socket.socket, entries: list[Entry]) -> None:
+        """herdr's loop: stop when the peer went away, else at most one event per entry."""
+        with self.lock:
+            self._subscribers.append(conn)
+        try:
+            while not self._stopping.is_set() and not _peer_closed(conn):
+                for entry in entries:
+                    with self.lock:
+                        event = self._next_event(entry)
+                    if event is not None:
+                        conn.sendall((json.dumps(event, ensure_ascii=False) + "\n").encode())
+                time.sleep(self.event_poll)
+        except OSError:
+            pass
+        finally:
+            with self.lock:
+                if conn in self._subscribers:
+                    self._subscribers.remove(conn)
+
+    def _next_event(self, entry: Entry) -> dict[str, Any] | None:
+        if entry.initial is not None:
+            data, entry.initial = entry.initial, None
+            return {"event": STATUS_SUBSCRIPTION, "data": data}
+        for sequence, kind, data in self._events:
+            if sequence <= entry.cursor:
+                continue
+            entry.cursor = sequence
+            if entry.pane_id is None and kind == entry.kind:
+                return {"event": kind, "data": {"type": kind, **data}}
+            if (
+                entry.pane_id is not None
+                and kind == "pane_agent_status_changed"
+                and data["pane_id"] == entry.pane_id
+                and entry.status_filter in (None, data["agent_status"])
+            ):
+                return {"event": STATUS_SUBSCRIPTION, "data": dict(data)}
+        return None
+
+    def _emit(self, kind: str, data: dict[str, Any]) -> None:
+        """Append to the event ring (lock held)."""
+        self._sequence += 1
+        self._events.append((self._sequence, kind, data))
+        del self._events[:-EVENT_RING]
+
+    def _status_data(self, pane: Pane) -> dict[str, Any]:
+        data: dict[str, Any] = {"pane_id": pane.pane_id, "workspace_id": pane.workspace_id,
+                                "agent_status": pane.agent_status}  # fmt: skip
+        if pane.agent is not None:
+            data["agent"] = pane.agent
+        return data
 
     def _ping(self, params: dict[str, Any]) -> dict[str, Any]:
         return {"type": "pong", "version": self.version, "protocol": self.protocol,
@@ -927,13 +1086,14 @@ class FakeHerdrServer:
         self.panes[pane_id] = pane
         return pane
 
-    def _close(self, pane: Pane) -> None:
+    def _close(self, pane: Pane, event: str = "pane_closed") -> None:
         """Remove a pane from its tab (the sibling takes its space); an empty tab closes,
         and a workspace without tabs closes."""
         if pane.closed or pane.pane_id not in self.panes:
             pane.closed = True
             return
         pane.closed = True
+        self._emit(event, {"pane_id": pane.pane_id, "workspace_id": pane.workspace_id})
         del self.panes[pane.pane_id]
         self._closed[pane.pane_id] = pane
         tab = self.tabs[pane.tab_id]
@@ -1056,7 +1216,7 @@ class FakeHerdrServer:
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(timeout=5)
         with self.lock:
-            self._close(pane)
+            self._close(pane, event="pane_exited")
             pane.master = None
         with contextlib.suppress(OSError):
             os.close(fd)
@@ -1121,6 +1281,15 @@ def _hang_up(group: int, signum: int = signal.SIGHUP) -> None:
     if group > 1 and group != os.getpgrp():
         with contextlib.suppress(OSError):
             os.killpg(group, signum)
+
+
+def _peer_closed(conn: socket.socket) -> bool:
+    """Whether the client closed its end (herdr's `local_stream_peer_closed`)."""
+    try:
+        readable, _, _ = select.select([conn], [], [], 0)
+        return bool(readable) and conn.recv(1, socket.MSG_PEEK) == b""
+    except (OSError, ValueError):
+        return True
 
 
 def _error(request_id: str, code: str, message: str) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from cafleet.application.agent_status import AgentStatusReader
 from cafleet.application.keystrokes import Keystrokes, KeystrokeSender
 from cafleet.application.lookups import active_agent
 from cafleet.application.ports import (
+    AgentStateFeeds,
     AgentStates,
     Clock,
     PaneDrivers,
@@ -31,7 +32,7 @@ from cafleet.domain.errors import Conflict, NotFound
 from cafleet.domain.fleet import Fleet
 from cafleet.domain.monitor import DueAgent, MonitorRuntime, MonitorSchedule, state_of, wake_text
 from cafleet.domain.panes import PaneInfo
-from cafleet.domain.placement import Placement
+from cafleet.domain.placement import Multiplexer, Placement
 
 
 class Stop(StrEnum):
@@ -96,6 +97,7 @@ class MonitorService:
         stall_interval: int,
         statuses: AgentStatusReader | None = None,
         receipts: ReceiptReader | None = None,
+        feeds: AgentStateFeeds | None = None,
     ) -> None:
         self._uow = uow
         self._clock = clock
@@ -105,6 +107,7 @@ class MonitorService:
         self._stall_interval = stall_interval
         self._statuses = statuses
         self._receipts = receipts
+        self._feeds = feeds  # pushed agent states (the monitor loop's herdr servers)
         self._confirmed: set[tuple[int, int]] = set()  # (agent, task) recorded by this loop
 
     # --- the runtime slot ------------------------------------------------------------
@@ -201,13 +204,25 @@ class MonitorService:
         return view
 
     def _sweep(self, view: _FleetView) -> tuple[Sweep, dict[str, str]]:
-        """One pane listing per multiplexer server the fleet uses (never one per agent)."""
-        servers = {(t.placement.backend, t.placement.socket) for t in view.targets}
+        """Per multiplexer server the fleet uses: its feed's reading when it has one that
+        follows every watched pane, else one pane listing (never one per agent)."""
+        placements = [t.placement for t in view.targets]
         if view.watcher is not None:
-            servers.add((view.watcher[1].backend, view.watcher[1].socket))
+            placements.append(view.watcher[1])
+        servers: dict[tuple[Multiplexer, str | None], set[str]] = {}
+        for placement in placements:
+            watched = servers.setdefault((placement.backend, placement.socket), set())
+            if placement.pane_id is not None:
+                watched.add(placement.pane_id)
         panes: Sweep = {}
         states: dict[str, str] = {}
-        for backend, socket in servers:
+        for (backend, socket), watched in servers.items():
+            feed = None if self._feeds is None else self._feeds(backend, socket)
+            reading = None if feed is None else feed.reading(watched)
+            if reading is not None:
+                panes[(backend.value, socket)] = dict(reading.panes)
+                states.update(reading.states)
+                continue
             driver = self._drivers(backend, socket)
             panes[(backend.value, socket)] = driver.list_panes()
             if isinstance(driver, AgentStates):

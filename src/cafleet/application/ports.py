@@ -7,7 +7,7 @@ taken inside it order the same way as the ids it assigns.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
@@ -380,6 +380,38 @@ class AgentStates(Protocol):
     (idle, working, blocked, done, unknown). Only herdr has it."""
 
     def agent_states(self) -> dict[str, str]: ...
+
+
+@dataclass(frozen=True)
+class FeedReading:
+    """What a multiplexer's event feed knows of one server: its panes, the agent state of each
+    watched pane and when that state was last seen to change."""
+
+    panes: Mapping[str, PaneInfo]
+    states: Mapping[str, str]
+    since: Mapping[str, datetime]
+
+
+class AgentStateFeed(Protocol):
+    """Agent states pushed by a multiplexer server (herdr's event subscription), kept by a
+    background reader: reading it never waits for the server."""
+
+    def reading(self, watched: Collection[str]) -> FeedReading | None:
+        """The latest reading covering the `watched` panes (which also become the panes
+        followed from now on); None while the feed is not subscribed, or does not follow
+        every watched pane yet: poll the server instead."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class AgentStateFeeds(Protocol):
+    """The feed of the server a placement recorded; None for a multiplexer without one."""
+
+    def __call__(self, backend: Multiplexer, socket: str | None) -> AgentStateFeed | None: ...
+    def close(self) -> None:
+        """Stop every feed opened so far."""
+        ...
 
 
 class Programs(Protocol):

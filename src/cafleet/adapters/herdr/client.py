@@ -4,7 +4,10 @@ The wire format is newline-delimited JSON with one request per connection: conne
 line, read one line, close. Requests are at most 1 MiB; every call has a 5 s timeout. The
 first call to a server in this process is preceded by a `ping` (on its own connection); a
 server older than the protocol we were tested with gets one warning on stderr, newer ones
-are accepted. Unknown fields in results are ignored.
+are accepted. Unknown fields in results are ignored. The one exception to one line per
+connection is `events.subscribe` (`subscribe()`): herdr answers
+`{"id","result":{"type":"subscription_started"}}` and then keeps the connection open,
+writing one JSON line per event.
 
 Errors: `pane_not_found` raises PaneGone (naming the pane of the request); any other error
 envelope raises HerdrRequestFailed (an Unavailable with the code kept for callers); a
@@ -20,7 +23,7 @@ import json
 import socket
 import sys
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -84,24 +87,7 @@ class HerdrClient:
 
     def request(self, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
         """One request on a fresh connection, without the once-per-process ping."""
-        line = json.dumps(
-            {"id": str(next(_ids)), "method": method, "params": dict(params)},
-            ensure_ascii=False,
-            separators=(",", ":"),
-        )
-        data = (line + "\n").encode()
-        if len(data) > MAX_REQUEST_BYTES:
-            raise Unavailable(
-                f"herdr {method} failed: the request is {len(data)} bytes;"
-                f" the server accepts at most {MAX_REQUEST_BYTES}"
-            )
-        reply = self._exchange(method, data)
-        try:
-            message = json.loads(reply)
-        except ValueError:
-            raise Unavailable(f"herdr {method} failed: the reply is not JSON") from None
-        if not isinstance(message, dict):
-            raise Unavailable(f"herdr {method} failed: the reply is not a JSON object")
+        message = _json_object(method, self._exchange(method, _request_bytes(method, params)))
         error = message.get("error")
         if error is not None:
             code, text = _error_fields(error)
@@ -113,16 +99,54 @@ class HerdrClient:
             raise Unavailable(f"herdr {method} failed: the reply has no result")
         return result
 
-    def _exchange(self, method: str, data: bytes) -> bytes:
-        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    def subscribe(self, subscriptions: Sequence[Mapping[str, Any]]) -> HerdrStream:
+        """Open an `events.subscribe` connection and read its acknowledgement; the events
+        follow on the returned stream. An error envelope raises HerdrRequestFailed (with
+        `pane_not_found` when a pane-scoped subscription names a pane that is gone)."""
+        self._ensure_pinged()
+        method = "events.subscribe"
+        data = _request_bytes(method, {"subscriptions": [dict(s) for s in subscriptions]})
+        conn = self._connect()
+        stream = HerdrStream(conn)
         try:
-            conn.settimeout(self._timeout)
             try:
-                conn.connect(self.socket)
+                conn.sendall(data)
+                ack = stream.next_line(self._timeout)
+            except TimeoutError:
+                raise Unavailable(f"herdr {method} timed out after {self._timeout:g}s") from None
             except OSError as exc:
+                raise Unavailable(f"herdr {method} failed: {_reason(exc)}") from None
+            if ack is None:
                 raise Unavailable(
-                    f"cannot reach the herdr server at {self.socket}: {_reason(exc)}"
-                ) from None
+                    f"herdr {method} failed: the server closed the connection without a reply"
+                )
+            message = _json_object(method, ack)
+            error = message.get("error")
+            if error is not None:
+                raise HerdrRequestFailed(method, *_error_fields(error))
+            result = message.get("result")
+            if not isinstance(result, dict) or result.get("type") != "subscription_started":
+                raise Unavailable(f"herdr {method} failed: the reply is not an acknowledgement")
+        except BaseException:
+            stream.close()
+            raise
+        return stream
+
+    def _connect(self) -> socket.socket:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.settimeout(self._timeout)
+        try:
+            conn.connect(self.socket)
+        except OSError as exc:
+            conn.close()
+            raise Unavailable(
+                f"cannot reach the herdr server at {self.socket}: {_reason(exc)}"
+            ) from None
+        return conn
+
+    def _exchange(self, method: str, data: bytes) -> bytes:
+        conn = self._connect()
+        try:
             try:
                 conn.sendall(data)
                 return _read_line(conn, method)
@@ -153,6 +177,39 @@ class HerdrClient:
             )
 
 
+class HerdrStream:
+    """The connection of one `events.subscribe`: one JSON object per line, until either side
+    closes it. `close()` may be called from another thread to end a blocked read."""
+
+    def __init__(self, conn: socket.socket) -> None:
+        self._conn = conn
+        self._buffer = b""
+        self._closed = threading.Event()
+
+    def next_line(self, timeout: float) -> bytes | None:
+        """The next line (without its newline); b"" when none arrived within `timeout`
+        seconds; None when the connection ended. Raises OSError on a broken connection."""
+        while b"\n" not in self._buffer:
+            if self._closed.is_set():
+                return None
+            self._conn.settimeout(timeout)
+            try:
+                chunk = self._conn.recv(_READ_CHUNK)
+            except TimeoutError:
+                return b""
+            if not chunk:
+                return None
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        return line
+
+    def close(self) -> None:
+        self._closed.set()
+        with contextlib.suppress(OSError):
+            self._conn.shutdown(socket.SHUT_RDWR)
+        self._conn.close()
+
+
 def forget_pings() -> None:
     """Make the next call to every server ping again (for tests)."""
     with _guard:
@@ -174,6 +231,31 @@ def _read_line(conn: socket.socket, method: str) -> bytes:
     if parts:
         return b"".join(parts)  # a final line without its newline
     raise Unavailable(f"herdr {method} failed: the server closed the connection without a reply")
+
+
+def _request_bytes(method: str, params: Mapping[str, Any]) -> bytes:
+    line = json.dumps(
+        {"id": str(next(_ids)), "method": method, "params": dict(params)},
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    data = (line + "\n").encode()
+    if len(data) > MAX_REQUEST_BYTES:
+        raise Unavailable(
+            f"herdr {method} failed: the request is {len(data)} bytes;"
+            f" the server accepts at most {MAX_REQUEST_BYTES}"
+        )
+    return data
+
+
+def _json_object(method: str, line: bytes) -> dict[str, Any]:
+    try:
+        message = json.loads(line)
+    except ValueError:
+        raise Unavailable(f"herdr {method} failed: the reply is not JSON") from None
+    if not isinstance(message, dict):
+        raise Unavailable(f"herdr {method} failed: the reply is not a JSON object")
+    return message
 
 
 def _error_fields(error: object) -> tuple[str, str]:
@@ -204,6 +286,7 @@ __all__ = [
     "TESTED_PROTOCOL",
     "HerdrClient",
     "HerdrRequestFailed",
+    "HerdrStream",
     "forget_pings",
     "socket_path",
 ]

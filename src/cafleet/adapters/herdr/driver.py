@@ -249,17 +249,7 @@ class HerdrPaneDriver(PaneDriver, AgentStates):
         return text if isinstance(text, str) else ""
 
     def list_panes(self) -> dict[str, PaneInfo]:
-        result = self._client.call("pane.list", {})
-        panes: dict[str, PaneInfo] = {}
-        states: dict[str, str] = {}
-        for raw in _dicts(result.get("panes")):
-            pane_id = raw.get("pane_id")
-            if not isinstance(pane_id, str) or not pane_id:
-                continue
-            panes[pane_id] = PaneInfo(pane_id, False, "", _agent(raw))
-            status = raw.get("agent_status")
-            if isinstance(status, str):
-                states[pane_id] = status
+        panes, states = pane_listing(self._client.call("pane.list", {}))
         with self._lock:
             self._states = states
         return panes
@@ -426,6 +416,21 @@ def _command_name(process: Mapping[str, Any]) -> str:
         if isinstance(candidate, str) and candidate:
             return os.path.basename(candidate)
     return ""
+
+
+def pane_listing(result: Mapping[str, Any]) -> tuple[dict[str, PaneInfo], dict[str, str]]:
+    """A `pane.list` result: every pane (herdr panes are never dead) and each agent state."""
+    panes: dict[str, PaneInfo] = {}
+    states: dict[str, str] = {}
+    for raw in _dicts(result.get("panes")):
+        pane_id = raw.get("pane_id")
+        if not isinstance(pane_id, str) or not pane_id:
+            continue
+        panes[pane_id] = PaneInfo(pane_id, False, "", _agent(raw))
+        status = raw.get("agent_status")
+        if isinstance(status, str):
+            states[pane_id] = status
+    return panes, states
 
 
 def _agent(raw: Mapping[str, Any]) -> str | None:

@@ -49,16 +49,20 @@ def start(ctx: click.Context, fleet_id: int | None, tick: int) -> None:
         click.echo(line)
         sys.stdout.flush()
 
-    code = run_loop(
-        container.monitor(),
-        container.clock(),
-        fid,
-        tick,
-        pid=container.process().pid(),
-        should_stop=lambda: bool(stopping),
-        out=out,
-        err=lambda line: click.echo(line, err=True),
-    )
+    feeds = container.state_feeds()
+    try:
+        code = run_loop(
+            container.monitor(feeds=feeds),
+            container.clock(),
+            fid,
+            tick,
+            pid=container.process().pid(),
+            should_stop=lambda: bool(stopping),
+            out=out,
+            err=lambda line: click.echo(line, err=True),
+        )
+    finally:
+        feeds.close()
     ctx.exit(code)
 
 

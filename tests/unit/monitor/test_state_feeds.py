@@ -1,0 +1,218 @@
+"""Agent states pushed by the multiplexer (the AgentStateFeed port): a tick takes a live
+feed's reading instead of listing the server, and lists it as before when the feed has no
+reading (not subscribed yet, dropped, refused) or the server has no feed (tmux)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Collection, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+_ROOT = str(Path(__file__).resolve().parents[3])
+if _ROOT not in sys.path:
+    sys.path.insert(0, _ROOT)
+
+from tests.fakes.herdr_server import FakeHerdrServer, wait_until  # noqa: E402
+
+from cafleet.adapters.herdr.client import forget_pings  # noqa: E402
+from cafleet.adapters.herdr.driver import HerdrPaneDriver  # noqa: E402
+from cafleet.adapters.herdr.feed import HerdrStateFeed, HerdrStateFeeds  # noqa: E402
+from cafleet.application.monitoring import MonitorService  # noqa: E402
+from cafleet.application.ports import AgentStateFeed, AgentStateFeeds, FeedReading  # noqa: E402
+from cafleet.domain.panes import PaneInfo  # noqa: E402
+from cafleet.domain.placement import Multiplexer  # noqa: E402
+
+
+class MemoryFeed(AgentStateFeed):
+    """Answers what the test put in `answer`; records what it was asked to watch."""
+
+    def __init__(self) -> None:
+        self.answer: FeedReading | None = None
+        self.asked: list[set[str]] = []
+        self.closed = False
+
+    def reading(self, watched: Collection[str]) -> FeedReading | None:
+        self.asked.append(set(watched))
+        return self.answer
+
+    def close(self) -> None:
+        self.closed = True
+
+
+class MemoryFeeds(AgentStateFeeds):
+    def __init__(self) -> None:
+        self.feed = MemoryFeed()
+
+    def __call__(self, backend: Multiplexer, socket: str | None) -> MemoryFeed | None:
+        return self.feed if backend is Multiplexer.HERDR else None
+
+    def close(self) -> None:
+        self.feed.close()
+
+
+def _service(fleet: Any, feeds: AgentStateFeeds) -> MonitorService:
+    return MonitorService(
+        fleet.store, fleet.clock, fleet.drivers, fleet.keystrokes(), fleet.process, 0,
+        feeds=feeds,
+    )  # fmt: skip
+
+
+def _watched(fleet: Any) -> set[str]:
+    return {pane.pane_id for pane in fleet.panes.values()}
+
+
+def _reasons(fleet: Any, report: Any) -> tuple[str, ...]:
+    member = fleet.members["worker"]
+    return next((d.reasons for d in report.due if d.agent_id == member), ())
+
+
+# --------------------------------------------------------------------------- on a memory feed
+
+
+@pytest.fixture
+def on_memory(make_fleet: Any) -> tuple[Any, MemoryFeeds, MonitorService, str]:
+    """A herdr fleet on the fake driver, a monitor with a memory feed, the member's pane."""
+    fleet = make_fleet(backend=Multiplexer.HERDR)
+    feeds = MemoryFeeds()
+    svc = _service(fleet, feeds)
+    svc.claim(fleet.fleet_id, 5)
+    return fleet, feeds, svc, fleet.panes[fleet.members["worker"]].pane_id
+
+
+def test_a_live_reading_replaces_the_listing_and_the_polled_states(on_memory: Any) -> None:
+    fleet, feeds, svc, member = on_memory
+    panes = {p: PaneInfo(p, False, "") for p in _watched(fleet)}
+    feeds.feed.answer = FeedReading(panes, {member: "working"}, {})
+    svc.tick(fleet.fleet_id)
+    fleet.driver.states[member] = "working"  # what polling would say
+    feeds.feed.answer = FeedReading(panes, {member: "blocked"}, {})
+    listings, polled = fleet.driver.listings, fleet.driver.state_reads
+
+    fleet.clock.advance(5)
+    report = svc.tick(fleet.fleet_id)
+
+    assert _reasons(fleet, report) == ("status:blocked",)
+    assert (fleet.driver.listings, fleet.driver.state_reads) == (listings, polled)
+    assert feeds.feed.asked[-1] == _watched(fleet)
+
+
+def test_without_a_reading_the_tick_polls_the_server(on_memory: Any) -> None:
+    fleet, feeds, svc, member = on_memory
+    fleet.driver.states[member] = "working"
+    svc.tick(fleet.fleet_id)
+    fleet.driver.states[member] = "blocked"
+    listings = fleet.driver.listings
+
+    fleet.clock.advance(5)
+    report = svc.tick(fleet.fleet_id)
+
+    assert _reasons(fleet, report) == ("status:blocked",)
+    assert fleet.driver.listings == listings + 1
+    assert feeds.feed.asked  # it was asked, and had nothing
+
+
+def test_tmux_has_no_feed_and_lists_as_before(make_fleet: Any) -> None:
+    fleet = make_fleet()
+    feeds = MemoryFeeds()
+    svc = _service(fleet, feeds)
+    svc.claim(fleet.fleet_id, 5)
+
+    svc.tick(fleet.fleet_id)
+
+    assert fleet.driver.listings == 1
+    assert feeds.feed.asked == []
+
+
+# --------------------------------------------------------------------------- over fake herdr
+
+
+@pytest.fixture
+def herdr_server(tmp_path: Path) -> Iterator[FakeHerdrServer]:
+    forget_pings()
+    made = FakeHerdrServer(event_poll=0.01).start(cwd=str(tmp_path))
+    try:
+        yield made
+    finally:
+        made.stop()
+        forget_pings()
+
+
+@pytest.fixture
+def served(make_fleet: Any, herdr_server: FakeHerdrServer) -> Iterator[tuple[Any, Any]]:
+    """A herdr fleet whose panes live on the fake herdr server, and a monitor with feeds."""
+    fleet = make_fleet(backend=Multiplexer.HERDR)
+    while not all(herdr_server.has_pane(p) for p in _watched(fleet) if p != "w1:p0"):
+        request = {"id": "s", "method": "pane.split", "params": {
+            "target_pane_id": herdr_server.root_pane, "direction": "down"}}  # fmt: skip
+        herdr_server.handle_line(json.dumps(request).encode())
+    fleet.drivers.servers[(Multiplexer.HERDR, fleet.socket)] = HerdrPaneDriver(
+        herdr_server.socket_path
+    )
+    feeds = HerdrStateFeeds(
+        make=lambda _path: HerdrStateFeed(
+            herdr_server.socket_path, backoff=(0.02, 0.05), read_seconds=0.01
+        )
+    )
+    fleet.member_pane = fleet.panes[fleet.members["worker"]].pane_id
+    herdr_server.set_agent_status(fleet.member_pane, "working", agent="claude")
+    svc = _service(fleet, feeds)
+    svc.claim(fleet.fleet_id, 5)
+    svc.tick(fleet.fleet_id)  # the first tick polls while the feed subscribes
+    feed = feeds(Multiplexer.HERDR, fleet.socket)
+    assert feed is not None
+    wait_until(lambda: feed.subscriptions >= 1, "the subscription", 5.0)
+    fleet.feed = feed
+    try:
+        yield fleet, svc
+    finally:
+        feeds.close()
+
+
+def _listings(server: FakeHerdrServer) -> int:
+    return server.methods().count("pane.list")
+
+
+def test_a_member_turning_blocked_reaches_the_next_tick_without_a_listing(
+    served: tuple[Any, MonitorService], herdr_server: FakeHerdrServer
+) -> None:
+    fleet, svc = served
+    watched = _watched(fleet)
+    svc.tick(fleet.fleet_id)
+    before = _listings(herdr_server)
+
+    herdr_server.set_agent_status(fleet.member_pane, "blocked")
+    wait_until(
+        lambda: (
+            (fleet.feed.reading(watched) or FeedReading({}, {}, {})).states.get(fleet.member_pane)
+            == "blocked"
+        ),
+        "the pushed state",
+        5.0,
+    )
+    fleet.clock.advance(5)
+    report = svc.tick(fleet.fleet_id)
+
+    assert "status:blocked" in _reasons(fleet, report)  # the wake itself is refused: a shell
+    assert _listings(herdr_server) == before
+
+
+def test_a_dropped_and_refused_subscription_falls_back_to_polling(
+    served: tuple[Any, MonitorService], herdr_server: FakeHerdrServer
+) -> None:
+    fleet, svc = served
+    herdr_server.fail("events.subscribe", "invalid_request", "unknown method", times=1000)
+    herdr_server.drop_subscriptions()
+    wait_until(lambda: "unknown method" in (fleet.feed.failure or ""), "the refusal", 5.0)
+    assert fleet.feed.reading(_watched(fleet)) is None
+    herdr_server.set_agent_status(fleet.member_pane, "blocked")
+    before = _listings(herdr_server)
+
+    fleet.clock.advance(5)
+    report = svc.tick(fleet.fleet_id)
+
+    assert "status:blocked" in _reasons(fleet, report)
+    assert _listings(herdr_server) == before + 1
