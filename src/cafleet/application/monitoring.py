@@ -1,8 +1,11 @@
 """The monitor: claim a fleet's runtime slot, tick, report status, edit schedules.
 
-A tick reads the fleet in one short read, lists panes once per multiplexer
-server, decides who is due (pure domain policy), types one wake line into the
-watcher's pane, and records pings only after the wake was delivered.
+A tick reads the fleet in one short read, learns the panes once per multiplexer
+server (from its event feed where one is live, herdr's subscription, else by listing
+them), adds what each agent says of itself where the multiplexer tells nothing, records
+the receipts the agents' own records show, decides who is due (pure domain policy), types
+one wake line into the watcher's pane, and records pings only after the wake was
+delivered.
 """
 
 from __future__ import annotations
