@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 from cafleet.adapters.mailbox import Mailbox
+from cafleet.adapters.private_files import open_private, read_private
 from cafleet.domain.preview import PREVIEW_SENDER, previewed_tasks
 
 WAIT_POLL_SECONDS = 0.1
@@ -37,7 +38,7 @@ WAKE_EXIT = 2  # Claude Code: asyncRewake wakes the model on this exit code
 
 def record(path: str, event: str) -> None:
     with contextlib.suppress(OSError):
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = open_private(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         try:
             os.write(fd, f"{event} {time.time():.3f}\n".encode())
         finally:
@@ -48,10 +49,10 @@ def agent_runs(pad: Path) -> bool:
     """Whether the member's agent still runs, as its launcher records: a waiter outliving a
     killed agent would take mail that nobody reads."""
     try:
-        return not (pad / "status").read_text().startswith("exited")
+        return not read_private(pad / "status").startswith("exited")
     except FileNotFoundError:
         return pad.is_dir()
-    except OSError:
+    except (OSError, UnicodeDecodeError):
         return False
 
 

@@ -2,7 +2,9 @@
 
 Every member starts this way, on tmux and herdr alike, so no argv or environment value
 ever appears on a multiplexer command line. The launch file is JSON, mode 0600, in a
-directory only the user can enter:
+directory only the user can enter; the launcher reads it only while both still are (a
+regular file, not a link, owned by this user, closed to group and others, with no second
+name), so a file planted or swapped by anyone else is refused:
 
     {"argv": [...], "env": {...}, "cwd": "...",
      "inherit": true,          # env adds to this process's environment (default); false:
@@ -27,6 +29,14 @@ import os
 import signal
 import sys
 import time
+
+from cafleet.adapters.private_files import (
+    NotPrivate,
+    check_private_directory,
+    create_private,
+    open_private,
+    problem_of,
+)
 
 USAGE = "usage: python -m cafleet.launch <launch file>"
 CLEAR = "\x1b[H\x1b[2J\x1b[3J"  # cursor home, erase the screen, erase the scrollback
@@ -76,7 +86,14 @@ def _fail(message: str) -> int:
 
 def _load(path: str) -> _Launch:
     try:
-        with open(path, encoding="utf-8") as handle:
+        try:
+            check_private_directory(os.path.dirname(os.path.abspath(path)))
+        except NotPrivate as exc:
+            raise NotPrivate(path, f"lies in {exc}") from None
+        fd = open_private(path, os.O_RDONLY, closed=0o077)
+        with os.fdopen(fd, encoding="utf-8") as handle:
+            if os.fstat(fd).st_nlink != 1:
+                raise NotPrivate(path, "a hard link: the file has another name")
             data = json.load(handle)
     finally:
         with contextlib.suppress(OSError):
@@ -87,8 +104,7 @@ def _load(path: str) -> _Launch:
 def _write_status(state: str, text: str) -> None:
     temporary = os.path.join(state, f".status-{os.getpid()}")
     with contextlib.suppress(OSError):
-        with open(temporary, "w", encoding="utf-8") as handle:
-            handle.write(text + "\n")
+        create_private(temporary, text + "\n")
         os.replace(temporary, os.path.join(state, "status"))
 
 
@@ -157,7 +173,8 @@ def main(args: list[str] | None = None) -> int:
     try:
         launch = _load(args[0])
     except (OSError, ValueError, AttributeError) as exc:
-        return _fail(f"cannot read launch file {args[0]}: {exc}")
+        detail = problem_of(exc) if isinstance(exc, NotPrivate) else exc
+        return _fail(f"cannot read launch file {args[0]}: {detail}")
     try:
         os.chdir(launch.cwd)
     except OSError as exc:

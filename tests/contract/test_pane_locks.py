@@ -8,6 +8,7 @@ import os
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ import pytest
 from cafleet.adapters.fake.pane_driver import ThreadLocks
 from cafleet.adapters.pane_locks import FileLocks, runtime_directory
 from cafleet.application.ports import PaneLocks
+from cafleet.domain.errors import Unavailable
 
 SHORT = 0.2
 BOUND = 5.0
@@ -206,3 +208,105 @@ def test_runtime_directory_is_a_private_cafleet_folder_under_xdg_runtime_dir(
     assert directory == tmp_path / "cafleet"
     assert directory.is_dir()
     assert stat.S_IMODE(os.stat(directory).st_mode) == 0o700
+
+
+# --------------------------------------------------------------------------- a private directory
+
+
+def test_first_use_in_the_temp_dir_creates_a_0700_cafleet_uid_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+
+    directory = runtime_directory({})
+
+    assert directory == tmp_path / f"cafleet-{os.getuid()}"
+    assert stat.S_IMODE(os.lstat(directory).st_mode) == 0o700
+
+
+def refusal(env: dict[str, str]) -> str:
+    with pytest.raises(Unavailable) as raised:
+        runtime_directory(env)
+    assert "\n" not in raised.value.message
+    return raised.value.message
+
+
+@pytest.mark.parametrize("mode", [0o777, 0o755, 0o710], ids=oct)
+def test_an_existing_runtime_directory_open_to_others_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: int
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    planted = tmp_path / f"cafleet-{os.getuid()}"
+    planted.mkdir()
+    planted.chmod(mode)
+
+    assert refusal({}) == (
+        f"refusing the runtime directory {planted}: open to group or others (mode {mode:04o})"
+    )
+
+
+def test_a_symlink_in_place_of_the_runtime_directory_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "theirs").mkdir(mode=0o700)
+    (tmp_path / "cafleet").symlink_to(tmp_path / "theirs")
+
+    assert refusal({"XDG_RUNTIME_DIR": str(tmp_path)}) == (
+        f"refusing the runtime directory {tmp_path / 'cafleet'}: a symbolic link, not a directory"
+    )
+
+
+def test_a_runtime_directory_of_another_user_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "cafleet").mkdir(mode=0o700)
+    me = os.getuid()
+    monkeypatch.setattr(os, "getuid", lambda: me + 1)  # as if another user had made both
+
+    assert refusal({"XDG_RUNTIME_DIR": str(tmp_path)}) == (
+        f"refusing the runtime directory {tmp_path}: owned by uid {me}, not by this user"
+        f" (uid {me + 1})"
+    )
+
+
+def test_xdg_runtime_dir_itself_must_be_private(tmp_path: Path) -> None:
+    base = tmp_path / "xdg"
+    base.mkdir()
+    base.chmod(0o755)
+
+    assert refusal({"XDG_RUNTIME_DIR": str(base)}) == (
+        f"refusing the runtime directory {base}: open to group or others (mode 0755)"
+    )
+    assert not (base / "cafleet").exists()
+
+
+def test_a_runtime_path_that_is_a_file_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "cafleet").write_text("in the way")
+
+    assert refusal({"XDG_RUNTIME_DIR": str(tmp_path)}) == (
+        f"refusing the runtime directory {tmp_path / 'cafleet'}: not a directory"
+    )
+
+
+def test_a_symlink_planted_as_a_lock_file_is_not_followed(tmp_path: Path) -> None:
+    target = tmp_path / "victim-file"
+    directory = tmp_path / "run"
+    directory.mkdir(mode=0o700)
+    (directory / "pane-k.lock").symlink_to(target)
+
+    with pytest.raises(Unavailable) as raised, FileLocks(directory).hold("k", SHORT):
+        pass
+
+    assert raised.value.message == (
+        f"cannot use the send lock {directory / 'pane-k.lock'}: a symbolic link, not a regular file"
+    )
+    assert not target.exists()
+
+
+def test_a_lock_file_others_may_write_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "pane-k.lock").touch()
+    (tmp_path / "pane-k.lock").chmod(0o666)
+
+    with (
+        pytest.raises(Unavailable, match="open to group or others"),
+        FileLocks(tmp_path).hold("k", SHORT),
+    ):
+        pass

@@ -125,7 +125,7 @@ def test_the_hook_imports_nothing_beyond_the_standard_library() -> None:
 
     assert done.stdout.strip() == (
         "['cafleet', 'cafleet.adapters', 'cafleet.adapters.liveness', 'cafleet.adapters.mailbox',"
-        " 'cafleet.domain', 'cafleet.domain.preview']"
+        " 'cafleet.adapters.private_files', 'cafleet.domain', 'cafleet.domain.preview']"
     )
 
 
@@ -220,6 +220,68 @@ def test_a_message_is_either_taken_or_withdrawn(tmp_path: Path) -> None:
     assert box.withdraw(2) is True
     assert box.take_all() == [(1, "one")]
     assert (box.withdraw(1), box.take_all()) == (False, [])
+
+
+def test_mailbox_directories_are_made_0700(tmp_path: Path) -> None:
+    box = Mailbox(tmp_path)
+    box.post(1, "one")
+    box.enlist(4321)
+    box.take_all()
+
+    for name in ("mail", "waiters", "taken"):
+        assert stat.S_IMODE((tmp_path / name).lstat().st_mode) == 0o700
+
+
+def test_a_symlink_planted_as_a_mail_file_is_not_followed(tmp_path: Path) -> None:
+    secret = tmp_path / "secret"
+    secret.write_text("not a message")
+    box = Mailbox(tmp_path / "pad")
+    (tmp_path / "pad").mkdir(mode=0o700)
+    box.post(1, "one")
+    (tmp_path / "pad" / "mail" / "2.msg").symlink_to(secret)
+
+    assert box.take_all() == [(1, "one")]  # the link is moved aside, never read
+    assert not (tmp_path / "pad" / "mail" / "2.msg").exists()
+    assert secret.read_text() == "not a message"
+
+
+def test_a_symlink_planted_as_a_waiter_is_not_followed(tmp_path: Path) -> None:
+    target = tmp_path / "victim-file"
+    box = Mailbox(tmp_path / "pad")
+    (tmp_path / "pad" / "waiters").mkdir(mode=0o700, parents=True)
+    (tmp_path / "pad" / "waiters" / "4321").symlink_to(target)
+
+    with pytest.raises(OSError, match="a symbolic link"):
+        box.enlist(4321)
+
+    assert not target.exists()
+
+
+def test_a_mailbox_directory_that_is_a_link_or_open_to_others_is_refused(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "theirs").mkdir(mode=0o700)
+    (tmp_path / "pad").mkdir(mode=0o700)
+    (tmp_path / "pad" / "mail").symlink_to(tmp_path / "theirs")
+    (tmp_path / "pad" / "waiters").mkdir(mode=0o777)
+    (tmp_path / "pad" / "waiters").chmod(0o777)
+    box = Mailbox(tmp_path / "pad")
+
+    with pytest.raises(OSError, match="a symbolic link, not a directory"):
+        box.post(1, "one")
+    with pytest.raises(OSError, match=r"open to group or others \(mode 0777\)"):
+        box.enlist(4321)
+    assert box.take_all() == []
+    assert list((tmp_path / "theirs").iterdir()) == []
+
+
+def test_an_event_file_that_is_a_symlink_is_not_followed(tmp_path: Path) -> None:
+    target = tmp_path / "victim-file"
+    (tmp_path / "events").symlink_to(target)
+
+    assert main([str(tmp_path / "events"), "prompt"]) == 0
+
+    assert not target.exists()
 
 
 def test_a_notification_keeps_its_type(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -66,7 +66,7 @@ def test_a_directory_that_cannot_be_made_is_unavailable(runtime: Path) -> None:
     with pytest.raises(Unavailable) as raised:
         RuntimeLaunchPads(runtime, python=PYTHON).prepare(1, 2)
 
-    assert raised.value.message.startswith(f"cannot create {runtime / 'members'}/1-2-")
+    assert raised.value.message == f"cannot use {runtime / 'members'}: not a directory"
     assert "\n" not in raised.value.message
 
 
@@ -117,6 +117,58 @@ def test_a_file_is_never_overwritten(pad: DirectoryLaunchPad) -> None:
         f"cannot write {pad.directory / 'agent-settings.json'}: File exists"
     )
     assert (pad.directory / "agent-settings.json").read_text() == "first"
+
+
+def test_a_symlink_planted_as_a_pad_file_is_not_followed(
+    pad: DirectoryLaunchPad, tmp_path: Path
+) -> None:
+    target = tmp_path / "victim-file"
+    for name in ("agent-settings.json", "ready"):
+        (pad.directory / name).symlink_to(target)
+
+    with pytest.raises(Unavailable) as raised:
+        pad.write("agent-settings.json", "x")
+    pad.mark_ready()
+
+    assert raised.value.message.startswith(f"cannot write {pad.directory / 'agent-settings.json'}")
+    assert not target.exists()
+
+
+def test_a_symlinked_pad_file_is_not_read(pad: DirectoryLaunchPad, tmp_path: Path) -> None:
+    secret = tmp_path / "secret"
+    secret.write_text("running 1\nsession 1.0\n")
+    for name in ("status", "events", "session"):
+        (pad.directory / name).symlink_to(secret)
+
+    assert pad.read("session") is None
+    assert pad.status() == LauncherStatus()
+    assert pad.events() == ()
+
+
+def test_members_must_be_a_private_directory(runtime: Path, tmp_path: Path) -> None:
+    (tmp_path / "theirs").mkdir(mode=0o700)
+    (runtime / "members").symlink_to(tmp_path / "theirs")
+
+    with pytest.raises(Unavailable) as raised:
+        RuntimeLaunchPads(runtime, python=PYTHON).prepare(1, 2)
+
+    assert raised.value.message == (
+        f"cannot use {runtime / 'members'}: a symbolic link, not a directory"
+    )
+    assert list((tmp_path / "theirs").iterdir()) == []
+
+
+def test_a_pad_that_is_a_link_or_open_to_others_is_not_reopened(
+    runtime: Path, tmp_path: Path
+) -> None:
+    pads = RuntimeLaunchPads(runtime, python=PYTHON)
+    open_pad, linked = pads.prepare(1, 2).directory, runtime / "members" / "1-3-linked"
+    open_pad.chmod(0o755)
+    (tmp_path / "theirs").mkdir(mode=0o700)
+    linked.symlink_to(tmp_path / "theirs")
+
+    assert pads.reopen(str(open_pad)) is None
+    assert pads.reopen(str(linked)) is None
 
 
 def test_a_discarded_pad_cannot_be_written(pad: DirectoryLaunchPad) -> None:

@@ -23,6 +23,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from cafleet.adapters.mailbox import Mailbox
+from cafleet.adapters.private_files import (
+    check_private_directory,
+    create_private,
+    private_directory,
+    problem_of,
+    read_private,
+    touch_private,
+)
 from cafleet.application.ports import HttpEndpoint, LauncherStatus, LaunchPad, LaunchPads
 from cafleet.domain.agent_status import HookEvent
 from cafleet.domain.errors import Unavailable
@@ -49,7 +57,7 @@ class DirectoryLaunchPad(LaunchPad):
     def reopened(directory: Path, python: str) -> DirectoryLaunchPad:
         pad = DirectoryLaunchPad(directory, python)
         with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
-            data = json.loads((directory / ENDPOINT).read_text(encoding="utf-8"))
+            data = json.loads(read_private(directory / ENDPOINT))
             pad._endpoint = HttpEndpoint(int(data["port"]), str(data["password"]))
         return pad
 
@@ -110,7 +118,7 @@ class DirectoryLaunchPad(LaunchPad):
 
     def read(self, name: str) -> str | None:
         try:
-            return (self.directory / name).read_text(encoding="utf-8")
+            return read_private(self.directory / name)
         except (OSError, UnicodeDecodeError):
             return None
 
@@ -135,15 +143,15 @@ class DirectoryLaunchPad(LaunchPad):
 
     def status(self) -> LauncherStatus:
         try:
-            word, _, number = (self.directory / "status").read_text().strip().partition(" ")
+            word, _, number = read_private(self.directory / "status").strip().partition(" ")
             value = int(number)
-        except (OSError, ValueError):
+        except (OSError, ValueError):  # UnicodeDecodeError is a ValueError
             return LauncherStatus()
         return LauncherStatus(exit_code=value) if word == "exited" else LauncherStatus(pid=value)
 
     def events(self) -> tuple[HookEvent, ...]:
         try:
-            lines = (self.directory / "events").read_text().splitlines()
+            lines = read_private(self.directory / "events").splitlines()
         except (OSError, UnicodeDecodeError):
             return ()
         found = []
@@ -156,14 +164,12 @@ class DirectoryLaunchPad(LaunchPad):
     def remember(self, name: str, text: str) -> None:
         draft = self.directory / f".{name}.{uuid.uuid4().hex}"
         with contextlib.suppress(OSError):
-            fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-            os.replace(draft, self.directory / name)
+            create_private(draft, text)
+            os.replace(draft, self.directory / name)  # replaces a link, never follows it
 
     def mark_ready(self) -> None:
         with contextlib.suppress(OSError):
-            (self.directory / "ready").touch(mode=0o600)
+            touch_private(self.directory / "ready")
 
     def discard(self) -> None:
         shutil.rmtree(self.directory, ignore_errors=True)
@@ -171,11 +177,9 @@ class DirectoryLaunchPad(LaunchPad):
     def _create(self, name: str, text: str) -> str:
         path = self.directory / name
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
+            create_private(path, text)
         except OSError as exc:
-            raise Unavailable(f"cannot write {path}: {exc.strerror or exc}") from None
+            raise Unavailable(f"cannot write {path}: {problem_of(exc)}") from None
         return str(path)
 
 
@@ -187,15 +191,22 @@ class RuntimeLaunchPads(LaunchPads):
     def prepare(self, fleet_id: int, agent_id: int) -> DirectoryLaunchPad:
         directory = self._root / f"{fleet_id}-{agent_id}-{uuid.uuid4().hex[:12]}"
         try:
-            self._root.mkdir(mode=0o700, exist_ok=True)
+            private_directory(self._root)
+        except OSError as exc:
+            raise Unavailable(f"cannot use {self._root}: {problem_of(exc)}") from None
+        try:
             directory.mkdir(mode=0o700)
         except OSError as exc:
-            raise Unavailable(f"cannot create {directory}: {exc.strerror or exc}") from None
+            raise Unavailable(f"cannot create {directory}: {problem_of(exc)}") from None
         return DirectoryLaunchPad(directory, self._python)
 
     def reopen(self, location: str) -> DirectoryLaunchPad | None:
         directory = Path(location)
         # only a pad of ours: a placement row must not point CAFleet at any other directory
-        if directory.parent != self._root or not directory.is_dir():
+        if directory.parent != self._root:
+            return None
+        try:
+            check_private_directory(directory)
+        except OSError:
             return None
         return DirectoryLaunchPad.reopened(directory, self._python)

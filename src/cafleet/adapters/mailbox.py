@@ -4,7 +4,9 @@ The sender posts `mail/<task id>.msg`; the member's waiting hook (`python -m caf
 wait`) takes it by renaming it into `taken/`, hands the text to the agent and exits. A rename
 is atomic, so a message is either taken by the hook or withdrawn by the sender (which then
 falls back to another channel), never both. A waiting hook announces itself with
-`waiters/<pid>`. Standard library only: the hook imports this module on every stop.
+`waiters/<pid>`. Its directories are 0700 and checked like the runtime directory, and no
+link planted in them is followed. Standard library only: the hook imports this module on
+every stop.
 """
 
 from __future__ import annotations
@@ -16,6 +18,13 @@ import uuid
 from pathlib import Path
 
 from cafleet.adapters.liveness import process_alive
+from cafleet.adapters.private_files import (
+    check_private_directory,
+    create_private,
+    private_directory,
+    read_private,
+    touch_private,
+)
 
 MAIL = "mail"
 TAKEN = "taken"
@@ -32,15 +41,13 @@ class Mailbox:
     def post(self, task_id: int, text: str) -> None:
         box = self._dir(MAIL)
         draft = box / f".{uuid.uuid4().hex}.draft"
-        fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        create_private(draft, text)
         os.replace(draft, box / f"{task_id}{SUFFIX}")
 
     def taken_at(self, task_id: int) -> float | None:
         """When the hook took the message (unix time), or None while it has not."""
         try:
-            return (self.pad / TAKEN / f"{task_id}{SUFFIX}").stat().st_mtime
+            return os.lstat(self.pad / TAKEN / f"{task_id}{SUFFIX}").st_mtime
         except OSError:
             return None
 
@@ -63,7 +70,7 @@ class Mailbox:
     # -- the waiting hook's side
 
     def enlist(self, pid: int) -> None:
-        (self._dir(WAITERS) / str(pid)).touch(mode=0o600)
+        touch_private(self._dir(WAITERS) / str(pid))
 
     def leave(self, pid: int) -> None:
         with contextlib.suppress(OSError):
@@ -72,6 +79,7 @@ class Mailbox:
     def take_all(self) -> list[tuple[int, str]]:
         """Every posted message this caller won the rename for, oldest task first."""
         try:
+            check_private_directory(self.pad / MAIL)
             names = [
                 p.name
                 for p in (self.pad / MAIL).iterdir()
@@ -84,13 +92,11 @@ class Mailbox:
             target = self._dir(TAKEN) / name
             try:
                 os.rename(self.pad / MAIL / name, target)
-                os.utime(target, (time.time(), time.time()))
-                taken.append((int(name.removesuffix(SUFFIX)), target.read_text(encoding="utf-8")))
-            except OSError:
-                continue  # withdrawn meanwhile
+                os.utime(target, (time.time(), time.time()), follow_symlinks=False)
+                taken.append((int(name.removesuffix(SUFFIX)), read_private(target)))
+            except (OSError, UnicodeDecodeError):
+                continue  # withdrawn meanwhile, or not a message of ours (a link is refused)
         return taken
 
     def _dir(self, name: str) -> Path:
-        path = self.pad / name
-        path.mkdir(mode=0o700, exist_ok=True)
-        return path
+        return private_directory(self.pad / name)

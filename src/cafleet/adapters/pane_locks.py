@@ -10,17 +10,34 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
+from cafleet.adapters.private_files import (
+    NotPrivate,
+    open_private,
+    private_directory,
+    problem_of,
+)
 from cafleet.application.ports import PaneLocks
+from cafleet.domain.errors import Unavailable
 
 POLL_SECONDS = 0.02
 
 
 def runtime_directory(env: Mapping[str, str]) -> Path:
-    """$XDG_RUNTIME_DIR/cafleet, else a private cafleet-<uid> directory in the temp dir."""
+    """$XDG_RUNTIME_DIR/cafleet, else cafleet-<uid> in the temp dir: created 0700, and used
+    only while it (and $XDG_RUNTIME_DIR) is a directory of this user's that nobody else can
+    enter. Anything else is refused with one line naming the path (Unavailable)."""
     base = env.get("XDG_RUNTIME_DIR")
     path = Path(base, "cafleet") if base else Path(tempfile.gettempdir(), f"cafleet-{os.getuid()}")
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    return path
+    try:
+        if base:
+            private_directory(base)  # what XDG asks of it: the user's, mode 0700
+        return private_directory(path)
+    except NotPrivate as exc:
+        raise Unavailable(f"refusing the runtime directory {exc}") from None
+    except OSError as exc:
+        raise Unavailable(
+            f"cannot create the runtime directory {path}: {exc.strerror or exc}"
+        ) from None
 
 
 class FileLocks(PaneLocks):
@@ -30,7 +47,11 @@ class FileLocks(PaneLocks):
     @contextmanager
     def hold(self, key: str, timeout: float) -> Iterator[None]:
         deadline = time.monotonic() + timeout
-        fd = os.open(self._directory / f"pane-{key}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        path = self._directory / f"pane-{key}.lock"
+        try:
+            fd = open_private(path, os.O_RDWR | os.O_CREAT)
+        except OSError as exc:  # a link or another user's file in its place: refused
+            raise Unavailable(f"cannot use the send lock {path}: {problem_of(exc)}") from None
         try:
             while True:
                 try:

@@ -117,6 +117,39 @@ def test_a_missing_program_exits_127(tmp_path: Path) -> None:
     assert f"cannot run {tmp_path / 'nope'}: No such file or directory" in done.stderr
 
 
+def planted_launch(tmp_path: Path, how: str) -> tuple[Path, Path, str]:
+    """A launch file someone else could have put in place; running it would make `ran`."""
+    ran = tmp_path / "ran"
+    data = {"argv": ["/bin/sh", "-c", f"touch {ran}"], "env": {}, "cwd": "/"}
+    directory = tmp_path / "launch dir"
+    directory.mkdir(mode=0o700)
+    path = directory / "launch.json"
+    if how == "symlink":
+        path.symlink_to(write(tmp_path / "theirs.json", data))
+        return path, ran, "a symbolic link, not a regular file"
+    write(path, data)
+    if how == "readable":
+        path.chmod(0o644)
+        return path, ran, "open to group or others (mode 0644)"
+    if how == "hardlink":
+        os.link(path, tmp_path / "other-name.json")
+        return path, ran, "a hard link: the file has another name"
+    directory.chmod(0o777)
+    return path, ran, f"lies in {directory}: open to group or others (mode 0777)"
+
+
+@pytest.mark.parametrize("how", ["symlink", "readable", "hardlink", "open-directory"])
+def test_a_launch_file_that_is_not_still_private_is_refused(tmp_path: Path, how: str) -> None:
+    path, ran, problem = planted_launch(tmp_path, how)
+
+    done = launch(path)
+
+    assert done.returncode == 127
+    assert done.stderr == f"cafleet.launch: cannot read launch file {path}: {problem}\n"
+    assert not ran.exists()
+    assert not path.exists() and not path.is_symlink()  # read once, even when refused
+
+
 def test_usage_without_exactly_one_argument() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "cafleet.launch"], capture_output=True, text=True, check=False
@@ -138,7 +171,10 @@ def test_the_launcher_imports_nothing_beyond_the_standard_library() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=30
     )
 
-    assert done.stdout.strip() == "['cafleet']"  # the package __init__ holds __version__ only
+    # the package __init__ holds __version__ only; private_files is standard library only
+    assert (
+        done.stdout.strip() == "['cafleet', 'cafleet.adapters', 'cafleet.adapters.private_files']"
+    )
 
 
 # --------------------------------------------------------------------------- the whole environment

@@ -36,6 +36,7 @@ from typing import Any
 
 from cafleet.adapters.herdr.client import HerdrClient, HerdrRequestFailed
 from cafleet.adapters.pane_locks import runtime_directory
+from cafleet.adapters.private_files import create_private
 from cafleet.application.ports import AgentStates, PaneDriver
 from cafleet.domain.errors import CafleetError, Unavailable
 from cafleet.domain.panes import Key, PaneGone, PaneInfo, PromptAnswer, without_escapes
@@ -181,9 +182,7 @@ class HerdrPaneDriver(PaneDriver, AgentStates):
         try:
             directory = self._launch_dir()
             path = directory / f"launch-{uuid.uuid4().hex}.json"
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump({"argv": list(argv), "env": dict(env), "cwd": cwd}, handle)
+            create_private(path, json.dumps({"argv": list(argv), "env": dict(env), "cwd": cwd}))
         except OSError as exc:
             raise Unavailable(f"cannot write the herdr launch file: {exc}") from None
         return path
