@@ -480,3 +480,17 @@ def test_member_list_activity_without_members(cli, fleet):
     assert cli.ok("member", "list", "--fleet-id", str(fleet.fleet_id), "--activity") == (
         "0 members.\n"
     )
+
+
+def test_member_list_and_show_print_a_name_with_controls_escaped(cli, fleet, add_member):
+    # names are free text (member create validates none of this); the text output shows it
+    name = "evil\x1b]52;c;cHduZWQ=\x07\rFAKE\u202e"
+    worker = add_member(fleet, name)
+    listed = cli.ok("member", "list", "--fleet-id", str(fleet.fleet_id))
+    shown = cli.ok("member", "show", "--fleet-id", str(fleet.fleet_id), "--member-id", str(worker))
+    for out in (listed, shown):
+        assert all(line.isprintable() for line in out.split("\n")), repr(out)
+        assert "evil\\x1b]52;c;cHduZWQ=\\x07\\rFAKE\\u202e" in out
+    assert [m["name"] for m in cli.json("member", "list", "--fleet-id", str(fleet.fleet_id))] == [
+        name
+    ]

@@ -699,3 +699,24 @@ def test_task_lookups_never_reveal_other_fleets(cli, make_fleet):
         assert msg.fails("ack", mine.director, "--task-id", task_id) == expected
         assert msg.fails("cancel", mine.admin, "--task-id", task_id) == expected
     assert Messages(cli, other).json("poll", other.director)[0]["id"] == theirs
+
+
+# --------------------------------------------------------------------------- terminal escapes
+
+# OSC 52 (clipboard), OSC 0 (title), a CR that fakes a line, CSI 2J (clear), a bidi override
+ESCAPES = "hi\x1b]52;c;cHduZWQ=\x07\x1b]0;new-title\x07\rFAKE\x1b[2J\u202eevil\nline two"
+
+
+def test_show_and_poll_print_escapes_inert_and_json_keeps_them(msg, fleet):
+    task_id = msg.send(fleet.admin, fleet.director, ESCAPES)
+    shown = "hi\\x1b]52;c;cHduZWQ=\\x07\\x1b]0;new-title\\x07\\rFAKE\\x1b[2J\\u202eevil"
+    for out in (
+        msg.ok("show", fleet.director, "--task-id", task_id),
+        msg.ok("show", fleet.director, "--task-id", task_id, "--full"),
+        msg.ok("poll", fleet.director),
+    ):
+        assert all(line.isprintable() for line in out.split("\n")), repr(out)
+        assert shown in out
+        assert out.splitlines()[-1] == "line two"
+    assert msg.json("show", fleet.director, "--task-id", task_id, "--full")["text"] == ESCAPES
+    assert [m["text"] for m in msg.json("poll", fleet.director)] == [ESCAPES]

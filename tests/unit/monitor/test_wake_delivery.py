@@ -211,3 +211,12 @@ def test_a_delivered_wake_prints_one_line_per_due_agent(fleet: Any) -> None:
         f"{stamp} due agent {fleet.members['worker']} (worker) [interval,stall-check]"
         " -> wake monitor",
     ]
+
+
+def test_a_name_with_controls_is_printed_escaped_in_the_wake_line(fleet: Any) -> None:
+    fleet.member("evil\x1b]52;c;cHduZWQ=\x07\rFAKE")
+
+    run = fleet.run(fleet.service(), ticks=1)
+
+    assert any("(evil\\x1b]52;c;cHduZWQ=\\x07\\rFAKE)" in line for line in run.out)
+    assert not any("\x1b" in line or "\r" in line for line in run.out + run.err)

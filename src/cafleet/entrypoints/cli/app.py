@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from cafleet.domain.errors import CafleetError, ErrorKind
+from cafleet.domain.terminal import escaped
 
 if TYPE_CHECKING:
     from cafleet.composition import Components
@@ -33,13 +34,14 @@ class App:
         return self._components
 
     def emit(self, text: str | None, payload: Callable[[], Any]) -> None:
-        """Print the JSON payload under --json, else the text (None prints nothing)."""
+        """Print the JSON payload under --json (exact), else the text with its controls
+        shown escaped (None prints nothing)."""
         if self.json:
             from cafleet.entrypoints.cli.rendering import dumps
 
             click.echo(dumps(payload()))
         elif text is not None:
-            click.echo(text)
+            click.echo(escaped(text))
 
 
 def app_of(ctx: click.Context) -> App:
@@ -61,8 +63,13 @@ def require_fleet_id(fleet_id: int | None) -> int:
     return fleet_id
 
 
+def warn(line: str) -> None:
+    """One line on stderr; what it quotes cannot steer the terminal."""
+    click.echo(escaped(line), err=True)
+
+
 def fail(message: str) -> NoReturn:
-    click.echo(f"Error: {message}", err=True)
+    warn(f"Error: {message}")
     sys.exit(1)
 
 
@@ -77,14 +84,14 @@ class CafleetCommand(click.Command):
             return super().invoke(ctx)
         except CafleetError as exc:
             if exc.kind is ErrorKind.USAGE:
-                raise click.UsageError(exc.message, ctx) from None
+                raise click.UsageError(escaped(exc.message), ctx) from None
             fail(exc.message)
         except (click.ClickException, click.exceptions.Exit, click.Abort, SystemExit):
             raise
         except Exception as exc:  # the one place an unexpected error becomes one line
             text = str(exc).strip()
             first = text.splitlines()[0] if text else ""
-            click.echo(f"Error: internal error: {type(exc).__name__}: {first}", err=True)
+            warn(f"Error: internal error: {type(exc).__name__}: {first}")
             if os.environ.get("CAFLEET_DEBUG", "") not in ("", "0"):
                 traceback.print_exc()
             sys.exit(1)

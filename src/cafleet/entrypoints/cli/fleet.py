@@ -6,7 +6,13 @@ from typing import Any
 
 import click
 
-from cafleet.entrypoints.cli.app import GatedGroup, app_of, fleet_id_option, require_fleet_id
+from cafleet.entrypoints.cli.app import (
+    GatedGroup,
+    app_of,
+    fleet_id_option,
+    require_fleet_id,
+    warn,
+)
 
 CODING_AGENTS = click.Choice(["claude", "codex", "opencode", "custom"])
 local_json = click.option("--json", "local_json", is_flag=True, help="Print JSON.")
@@ -168,7 +174,7 @@ def delete(
     )
     for pane in done.panes:
         if pane.fate is PaneFate.FAILED:
-            click.echo(f"Warning: could not close pane {pane.pane_id}: {pane.error}", err=True)
+            warn(f"Warning: could not close pane {pane.pane_id}: {pane.error}")
     lines = [f"Deleted fleet {done.fleet_id}. Deregistered {done.deregistered} agents."]
     if done.panes and keep_panes:
         lines.append(f"  panes: {len(done.panes)} left running (--keep-panes)")

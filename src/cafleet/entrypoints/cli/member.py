@@ -6,7 +6,13 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from cafleet.entrypoints.cli.app import GatedGroup, app_of, fleet_id_option, require_fleet_id
+from cafleet.entrypoints.cli.app import (
+    GatedGroup,
+    app_of,
+    fleet_id_option,
+    require_fleet_id,
+    warn,
+)
 from cafleet.entrypoints.cli.text_input import read_body, text_options
 
 if TYPE_CHECKING:
@@ -278,8 +284,11 @@ def capture(
             },
         )
     else:
+        from cafleet.domain.terminal import escaped
+
         # the shell prompt or the next output must not land on the last captured row
-        click.echo(shot.content, nl=bool(shot.content) and not shot.content.endswith("\n"))
+        content = shot.content if ansi else escaped(shot.content)
+        click.echo(content, nl=bool(content) and not content.endswith("\n"))
 
 
 @member.command("exec", help="Run a shell command in a member's agent (typed as `! cmd`).")
@@ -381,7 +390,7 @@ def delete(
         require_fleet_id(fleet_id), member_id, force=force, timeout=timeout
     )
     if done.warning:
-        click.echo(done.warning, err=True)
+        warn(done.warning)
     header = "Member deleted (--force)." if force else "Member deleted."
     body = labelled([("agent_id", done.agent_id), ("pane_id", done.pane_status)], 11, indent="  ")
     app.emit(

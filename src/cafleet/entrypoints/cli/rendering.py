@@ -10,6 +10,7 @@ from typing import Any
 from cafleet.domain.message import Message, MessageState, MessageType
 from cafleet.domain.placement import Placement
 from cafleet.domain.preview import truncated
+from cafleet.domain.terminal import escaped
 
 
 def dumps(value: Any) -> str:
@@ -41,8 +42,9 @@ def _labelled_line(label: str, value: object, width: int, indent: str) -> str:
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[object]], indent: str = "") -> str:
-    """Columns sized to their content, two spaces apart, a dashed rule under the header."""
-    cells = [[str(c) for c in row] for row in rows]
+    """Columns sized to their content as printed (controls escaped), two spaces apart, a
+    dashed rule under the header."""
+    cells = [[escaped(str(c)) for c in row] for row in rows]
     widths = [max([len(h), *(len(r[i]) for r in cells)]) for i, h in enumerate(headers)]
 
     def line(values: Sequence[str]) -> str:

@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from cafleet.application.monitoring import MonitorService, Stop, TickReport
 from cafleet.application.ports import Clock
 from cafleet.domain.errors import CafleetError
+from cafleet.domain.terminal import escaped
 
 SLEEP_STEP_SECONDS = 0.2
 REPEAT_AFTER = timedelta(seconds=60)
@@ -49,7 +50,9 @@ def run_loop(
     out: Echo,
     err: Echo,
 ) -> int:
-    """Exit status: 0 on a signal or fleet deletion, 1 when displaced."""
+    """Exit status: 0 on a signal or fleet deletion, 1 when displaced. Every line goes out
+    with its controls escaped (agent names and error texts are quoted in them)."""
+    out, err = _escaping(out), _escaping(err)
     if not service.has_watcher(fleet_id):
         err(
             f"Warning: fleet {fleet_id} has no monitoring member; the monitor heartbeat will"
@@ -100,6 +103,10 @@ def _report(report: TickReport, clock: Clock, out: Echo, complaints: _Throttle) 
             )
     elif report.not_delivered is not None:
         complaints.say("wake", f"{now} wake not delivered: {report.not_delivered}")
+
+
+def _escaping(echo: Echo) -> Echo:
+    return lambda line: echo(escaped(line))
 
 
 def _sleep(clock: Clock, seconds: float, should_stop: Callable[[], bool]) -> None:
