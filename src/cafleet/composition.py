@@ -256,7 +256,11 @@ class Components:
         from cafleet.application.messaging import MessagingService
 
         return MessagingService(
-            self.uow, self.clock, self.notifier, self.settings.start_timeout + 30
+            self.uow,
+            self.clock,
+            self.notifier,
+            self.settings.start_timeout + 30,
+            max_body_bytes=self.settings.max_body_bytes,
         )
 
     def members(self) -> MemberService:

@@ -106,7 +106,9 @@ class Container(containers.DeclarativeContainer):
         agent_statuses,
         providers.Singleton(ReceiptReader, launch_pads, settings.provided.profiles, codex_threads),
     )
-    messaging = providers.Factory(MessagingService, uow, clock, notifier)
+    messaging = providers.Factory(
+        MessagingService, uow, clock, notifier, max_body_bytes=settings.provided.max_body_bytes
+    )
     members = providers.Factory(
         MemberService,
         uow,

@@ -16,6 +16,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TypeVar
 
+from cafleet.domain import bounds
 from cafleet.domain.agent_profiles import PROFILES, AgentProfiles, ProfileOverrides, ReadyRule
 from cafleet.domain.delivery import Channel
 from cafleet.domain.errors import Invalid
@@ -35,6 +36,7 @@ class Settings:
     broker_port: int = 8000
     webui_token: str | None = None
     max_text_len: int = 200
+    max_body_bytes: int = bounds.DEFAULT_MAX_BODY_BYTES
     multiplexer: str | None = None
     monitor_stall_interval: int = 240
     agent_overrides: Mapping[CodingAgent, ProfileOverrides] = field(default_factory=dict)
@@ -56,14 +58,27 @@ class Settings:
             database_url=url,
             database_path=sqlite_path(url),
             broker_host=env.get("CAFLEET_BROKER_HOST") or "127.0.0.1",
-            broker_port=_read(env, "CAFLEET_BROKER_PORT", 8000, _port),
+            broker_port=_read(env, "CAFLEET_BROKER_PORT", 8000, bounds.PORT.parse_int),
             webui_token=env.get("CAFLEET_WEBUI_TOKEN") or None,
-            max_text_len=_read(env, "CAFLEET_MAX_TEXT_LEN", 200, _positive_int),
+            max_text_len=_read(env, "CAFLEET_MAX_TEXT_LEN", 200, bounds.MAX_TEXT_LEN.parse_int),
+            max_body_bytes=_read(
+                env,
+                "CAFLEET_MAX_BODY_BYTES",
+                bounds.DEFAULT_MAX_BODY_BYTES,
+                bounds.MAX_BODY_BYTES.parse_int,
+            ),
             # validated where the caller's own pane matters (fleet create, doctor)
             multiplexer=env.get("CAFLEET_MULTIPLEXER") or None,
-            monitor_stall_interval=_read(env, "CAFLEET_MONITOR_STALL_INTERVAL", 240, _integer),
+            monitor_stall_interval=_read(
+                env, "CAFLEET_MONITOR_STALL_INTERVAL", 240, bounds.STALL_INTERVAL.parse_int
+            ),
             agent_overrides={agent: _overrides(env, agent) for agent in CodingAgent},
-            start_timeout=_read(env, "CAFLEET_START_TIMEOUT", DEFAULT_START_TIMEOUT, _timeout),
+            start_timeout=_read(
+                env,
+                "CAFLEET_START_TIMEOUT",
+                DEFAULT_START_TIMEOUT,
+                bounds.START_TIMEOUT.parse_float,
+            ),
             custom_agent_command=env.get("CAFLEET_CUSTOM_AGENT_COMMAND") or None,
             debug=env.get("CAFLEET_DEBUG", "") not in ("", "0"),
         )
@@ -101,48 +116,11 @@ def _read(env: Mapping[str, str], name: str, default: T, parse: Callable[[str], 
         raise Invalid(f"invalid value for {name}: {raw!r} ({exc})") from None
 
 
-def _integer(raw: str) -> int:
-    try:
-        return int(raw.strip())
-    except ValueError:
-        raise ValueError("expected an integer") from None
-
-
-def _positive_int(raw: str) -> int:
-    try:
-        value = int(raw.strip())
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise ValueError("expected an integer >= 1")
-    return value
-
-
-def _port(raw: str) -> int:
-    try:
-        value = int(raw.strip())
-    except ValueError:
-        value = 0
-    if not 1 <= value <= 65535:
-        raise ValueError("expected an integer between 1 and 65535")
-    return value
-
-
-def _delay(raw: str) -> float:
-    try:
-        value = float(raw.strip())
-    except ValueError:
-        value = -1.0
-    if not 0 <= value <= 10:
-        raise ValueError("expected a number of seconds between 0 and 10")
-    return value
-
-
 def _overrides(env: Mapping[str, str], agent: CodingAgent) -> ProfileOverrides:
     """CAFLEET_SUBMIT_DELAY_, _AGENT_COMMANDS_, _AGENT_ARGS_, _READY_RULES_ and
     _CHANNELS_<AGENT>."""
     suffix = agent.value.upper()
-    delay = _read(env, f"CAFLEET_SUBMIT_DELAY_{suffix}", None, _delay)
+    delay = _read(env, f"CAFLEET_SUBMIT_DELAY_{suffix}", None, bounds.SUBMIT_DELAY.parse_float)
     rules = _read(env, f"CAFLEET_READY_RULES_{suffix}", None, _rules_for(agent))
     channels = _read(env, f"CAFLEET_CHANNELS_{suffix}", None, _channels_for(agent))
     if agent is CodingAgent.CUSTOM:  # its names and flags come from its command template
@@ -188,16 +166,6 @@ def _channels_for(agent: CodingAgent) -> Callable[[str], tuple[Channel, ...]]:
         return tuple(possible[n] for n in names if possible[n] is not Channel.KEYS)
 
     return parse
-
-
-def _timeout(raw: str) -> float:
-    try:
-        value = float(raw.strip())
-    except ValueError:
-        value = -1.0
-    if not 1 <= value <= 3600:
-        raise ValueError("expected a number of seconds between 1 and 3600")
-    return value
 
 
 def _names(raw: str) -> tuple[str, ...]:

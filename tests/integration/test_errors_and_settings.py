@@ -111,8 +111,8 @@ def test_local_json_is_rejected_outside_fleet_commands(cli):
 @pytest.mark.parametrize(
     ("name", "value", "expected"),
     [
-        ("CAFLEET_MAX_TEXT_LEN", "abc", "expected an integer >= 1"),
-        ("CAFLEET_MAX_TEXT_LEN", "0", "expected an integer >= 1"),
+        ("CAFLEET_MAX_TEXT_LEN", "abc", "expected an integer between 1 and 1000000"),
+        ("CAFLEET_MAX_TEXT_LEN", "0", "expected an integer between 1 and 1000000"),
         ("CAFLEET_BROKER_PORT", "70000", "expected an integer between 1 and 65535"),
         ("CAFLEET_SUBMIT_DELAY_CODEX", "x", "expected a number of seconds between 0 and 10"),
     ],
@@ -132,7 +132,8 @@ def test_invalid_max_text_len_exact_message(migrated, cli):
     assert result.code == 1
     assert result.stdout == ""
     assert result.stderr == (
-        "Error: invalid value for CAFLEET_MAX_TEXT_LEN: 'abc' (expected an integer >= 1)\n"
+        "Error: invalid value for CAFLEET_MAX_TEXT_LEN: 'abc'"
+        " (expected an integer between 1 and 1000000)\n"
     )
     assert migrated.count("tasks") == 0
 
@@ -149,7 +150,10 @@ def test_invalid_setting_is_reported_before_the_text_file_is_read(migrated, cli,
         "--text-file", str(missing),
         env={"CAFLEET_MAX_TEXT_LEN": "abc"},
     )  # fmt: skip
-    assert line == "Error: invalid value for CAFLEET_MAX_TEXT_LEN: 'abc' (expected an integer >= 1)"
+    assert line == (
+        "Error: invalid value for CAFLEET_MAX_TEXT_LEN: 'abc'"
+        " (expected an integer between 1 and 1000000)"
+    )
 
 
 def test_unsupported_database_url_is_one_line(cli):
@@ -263,3 +267,64 @@ def test_setup_db_on_a_directory_cannot_open_the_database(cli, db_path):
     db_path.mkdir()
     line = cli.fails("setup", "db")
     assert line.startswith(f"Error: cannot open database {db_path}: ")
+
+
+# --------------------------------------------------------------------------- number bounds
+
+
+LARGEST = str(2**63 - 1)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("message", "send", "--fleet-id", LARGEST, "--agent-id", "1", "--to", "2", "--text", "x"),
+        ("message", "send", "--fleet-id", "1", "--agent-id", LARGEST, "--to", "2", "--text", "x"),
+        ("message", "ack", "--fleet-id", "1", "--agent-id", "1", "--task-id", LARGEST),
+        ("member", "delete", "--fleet-id", LARGEST, "--member-id", LARGEST),
+        ("monitor", "config", "--fleet-id", LARGEST, "--agent-id", LARGEST, "--interval", "86400"),
+    ],
+)
+def test_the_largest_sqlite_integer_is_an_unknown_id_on_a_real_database(migrated, cli, args):
+    result = cli(*args)
+
+    assert result.code == 1
+    [line] = result.stderr.splitlines()
+    assert line.startswith("Error: ") and "internal error" not in line
+
+
+@pytest.mark.parametrize("option", ["--fleet-id", "--agent-id", "--to"])
+@pytest.mark.parametrize("value", [str(2**63), "0", "-1"])
+def test_ids_beyond_sqlite_integers_are_usage_errors(migrated, cli, option, value):
+    args = dict.fromkeys(["--fleet-id", "--agent-id", "--to"], "1") | {option: value}
+
+    result = cli("message", "send", *[x for pair in args.items() for x in pair], "--text", "x")
+
+    assert result.code == 2
+    assert (
+        f"Error: Invalid value for '{option}': '{value}' is not an integer between 1 and"
+        " 9223372036854775807." in result.stderr.splitlines()
+    )
+    assert migrated.count("tasks") == 0
+
+
+def test_a_monitor_interval_of_2_63_minus_1_is_refused(migrated, cli):
+    result = cli("monitor", "config", "--fleet-id", "1", "--agent-id", "1", "--interval", LARGEST)
+
+    assert result.code == 2
+    assert result.stderr.splitlines()[-1] == (
+        f"Error: Invalid value for '--interval': '{LARGEST}' is not an integer between 1 and 86400."
+    )
+
+
+def test_a_body_over_the_limit_is_refused_before_anything_else(migrated, cli, tmp_path):
+    body = tmp_path / "body.txt"
+    body.write_bytes(b"x" * 1025)
+
+    result = cli.with_env(CAFLEET_MAX_BODY_BYTES="1024")(*SEND[:-2], "--text-file", str(body))
+
+    assert result.code == 1
+    assert result.stderr == (
+        "Error: message body is 1025 bytes; the limit is 1024 bytes (CAFLEET_MAX_BODY_BYTES)\n"
+    )
+    assert migrated.count("tasks") == 0

@@ -87,7 +87,8 @@ def test_version_and_help_import_no_settings_database_or_container(argv: list[st
     [
         (
             {"CAFLEET_MAX_TEXT_LEN": "abc"},
-            "Error: invalid value for CAFLEET_MAX_TEXT_LEN: 'abc' (expected an integer >= 1)\n",
+            "Error: invalid value for CAFLEET_MAX_TEXT_LEN: 'abc'"
+            " (expected an integer between 1 and 1000000)\n",
         ),
         (
             {"CAFLEET_BROKER_PORT": "70000"},
@@ -136,7 +137,8 @@ def test_settings_are_validated_before_the_text_file_is_read(run, tmp_path) -> N
     )  # fmt: skip
 
     assert result.stderr == (
-        "Error: invalid value for CAFLEET_MAX_TEXT_LEN: '0' (expected an integer >= 1)\n"
+        "Error: invalid value for CAFLEET_MAX_TEXT_LEN: '0'"
+        " (expected an integer between 1 and 1000000)\n"
     )
 
 

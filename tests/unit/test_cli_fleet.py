@@ -237,7 +237,8 @@ def test_a_non_integer_fleet_id_is_a_usage_error(run) -> None:
         "Usage: cafleet fleet show [OPTIONS]\n"
         "Try 'cafleet fleet show --help' for help.\n"
         "\n"
-        "Error: Invalid value for '--fleet-id': 'one' is not a valid integer.\n"
+        "Error: Invalid value for '--fleet-id': 'one' is not an integer between 1 and"
+        " 9223372036854775807.\n"
     )
 
 

@@ -617,3 +617,62 @@ def test_each_announcement_carries_the_recent_unread_ones_the_agent_has_not_take
     send("five")
 
     assert [a.untaken for a in notifier.announced] == [(), (first,), (second,), (third,), ()]
+
+
+# -- the body size limit ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def limited(store: MemoryStore, clock: FakeClock, notifier: RecordingNotifier) -> MessagingService:
+    return MessagingService(store, clock, notifier, max_body_bytes=8)
+
+
+LIMIT_LINE = "message body is 9 bytes; the limit is 8 bytes (CAFLEET_MAX_BODY_BYTES)"
+
+
+def test_the_default_body_limit_is_one_mib(messaging: MessagingService, team: Team, world) -> None:
+    messaging.send(team.fleet_id, team.director, team.worker, "é" * (512 * 1024))
+
+    error = error_of(messaging.send, team.fleet_id, team.director, team.worker, "x" * (2**20 + 1))
+
+    assert isinstance(error, Invalid)
+    assert error.message == (
+        "message body is 1048577 bytes; the limit is 1048576 bytes (CAFLEET_MAX_BODY_BYTES)"
+    )
+    assert len(world.all_messages()) == 1
+
+
+@pytest.mark.parametrize("text", ["12345678", "123456é", "🙂🙂"])
+def test_a_body_at_the_limit_in_utf8_bytes_is_sent(limited, team: Team, world, text) -> None:
+    limited.send(team.fleet_id, team.director, team.worker, text)
+
+    assert [m.text for m in world.all_messages()] == [text]
+
+
+@pytest.mark.parametrize("text", ["123456789", "1234567é", "🙂🙂x"])
+def test_a_body_one_byte_over_is_refused_before_storage(
+    limited, team: Team, world, notifier, text
+) -> None:
+    error = error_of(limited.send, team.fleet_id, team.director, team.worker, text)
+
+    assert (error.kind, error.message) == (ErrorKind.INVALID, LIMIT_LINE)
+    assert world.all_messages() == []
+    assert notifier.announced == []
+
+
+def test_a_broadcast_over_the_limit_stores_nothing(limited, team: Team, world) -> None:
+    error = error_of(limited.broadcast, team.fleet_id, team.director, "123456789")
+
+    assert (error.kind, error.message) == (ErrorKind.INVALID, LIMIT_LINE)
+    assert world.all_messages() == []
+
+
+def test_a_stored_body_over_a_lowered_limit_stays_readable(
+    messaging: MessagingService, limited: MessagingService, team: Team
+) -> None:
+    sent = messaging.send(team.fleet_id, team.director, team.worker, "a long stored body")
+
+    shown = limited.show(team.fleet_id, team.worker, sent.message.task_id)
+    acked = limited.ack(team.fleet_id, team.worker, sent.message.task_id)
+
+    assert shown.message.text == acked.text == "a long stored body"

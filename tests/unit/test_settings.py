@@ -217,17 +217,20 @@ def test_debug_zero_is_off() -> None:
         (
             "CAFLEET_MAX_TEXT_LEN",
             "abc",
-            "invalid value for CAFLEET_MAX_TEXT_LEN: 'abc' (expected an integer >= 1)",
+            "invalid value for CAFLEET_MAX_TEXT_LEN: 'abc'"
+            " (expected an integer between 1 and 1000000)",
         ),
         (
             "CAFLEET_MAX_TEXT_LEN",
             "0",
-            "invalid value for CAFLEET_MAX_TEXT_LEN: '0' (expected an integer >= 1)",
+            "invalid value for CAFLEET_MAX_TEXT_LEN: '0'"
+            " (expected an integer between 1 and 1000000)",
         ),
         (
             "CAFLEET_MAX_TEXT_LEN",
             "-3",
-            "invalid value for CAFLEET_MAX_TEXT_LEN: '-3' (expected an integer >= 1)",
+            "invalid value for CAFLEET_MAX_TEXT_LEN: '-3'"
+            " (expected an integer between 1 and 1000000)",
         ),
         (
             "CAFLEET_BROKER_PORT",
@@ -273,7 +276,8 @@ def test_debug_zero_is_off() -> None:
         (
             "CAFLEET_MONITOR_STALL_INTERVAL",
             "soon",
-            "invalid value for CAFLEET_MONITOR_STALL_INTERVAL: 'soon' (expected an integer)",
+            "invalid value for CAFLEET_MONITOR_STALL_INTERVAL: 'soon'"
+            " (expected an integer up to 86400; 0 or less turns stall checks off)",
         ),
         (
             "CAFLEET_AGENT_COMMANDS_CLAUDE",
@@ -430,3 +434,43 @@ def test_an_in_memory_url_has_no_file_path(url: str) -> None:
     with pytest.raises(Invalid) as raised:
         s.require_database_path()
     assert raised.value.message == "database URL has no file path"
+
+
+def test_the_body_limit_defaults_to_one_mib_and_takes_its_whole_range() -> None:
+    assert settings().max_body_bytes == 1024 * 1024
+    assert settings(CAFLEET_MAX_BODY_BYTES="1").max_body_bytes == 1
+    assert settings(CAFLEET_MAX_BODY_BYTES=str(64 * 1024 * 1024)).max_body_bytes == 64 * 1024 * 1024
+
+
+def test_the_largest_stall_interval_is_a_day_and_any_negative_turns_it_off() -> None:
+    assert settings(CAFLEET_MONITOR_STALL_INTERVAL="86400").monitor_stall_interval == 86400
+    assert settings(CAFLEET_MONITOR_STALL_INTERVAL="-99999999").monitor_stall_interval == -99999999
+
+
+BODY_RANGE = "(expected an integer between 1 and 67108864)"
+STALL_RANGE = "(expected an integer up to 86400; 0 or less turns stall checks off)"
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "expected"),
+    [
+        ("CAFLEET_MAX_BODY_BYTES", "0", BODY_RANGE),
+        ("CAFLEET_MAX_BODY_BYTES", "-1", BODY_RANGE),
+        ("CAFLEET_MAX_BODY_BYTES", str(64 * 1024 * 1024 + 1), BODY_RANGE),
+        ("CAFLEET_MAX_BODY_BYTES", "1e6", BODY_RANGE),
+        ("CAFLEET_MAX_BODY_BYTES", "9" * 5000, BODY_RANGE),
+        ("CAFLEET_MONITOR_STALL_INTERVAL", "86401", STALL_RANGE),
+        ("CAFLEET_MONITOR_STALL_INTERVAL", str(2**63 - 1), STALL_RANGE),
+        ("CAFLEET_MONITOR_STALL_INTERVAL", "9" * 5000, STALL_RANGE),
+        ("CAFLEET_MAX_TEXT_LEN", "1000001", "(expected an integer between 1 and 1000000)"),
+        ("CAFLEET_BROKER_PORT", "9" * 5000, "(expected an integer between 1 and 65535)"),
+        ("CAFLEET_START_TIMEOUT", "inf", "(expected a number of seconds between 1 and 3600)"),
+        ("CAFLEET_START_TIMEOUT", "1e400", "(expected a number of seconds between 1 and 3600)"),
+        ("CAFLEET_SUBMIT_DELAY_CLAUDE", "-inf", "(expected a number of seconds between 0 and 10)"),
+    ],
+)
+def test_every_number_setting_is_bounded(name: str, value: str, expected: str) -> None:
+    with pytest.raises(Invalid) as caught:
+        settings(**{name: value})
+
+    assert caught.value.message == f"invalid value for {name}: {value!r} {expected}"

@@ -28,6 +28,7 @@ from cafleet.application.ports import (
     UnitOfWorkFactory,
 )
 from cafleet.domain.agent import Agent
+from cafleet.domain.bounds import DEFAULT_MAX_BODY_BYTES
 from cafleet.domain.delivery import (
     JOIN_WINDOW_SECONDS,
     Delivery,
@@ -35,7 +36,7 @@ from cafleet.domain.delivery import (
     PushOutcome,
     SkipReason,
 )
-from cafleet.domain.errors import NotFound
+from cafleet.domain.errors import Invalid, NotFound
 from cafleet.domain.message import Message, broadcast_summary, unicast
 from cafleet.domain.placement import Placement
 
@@ -92,13 +93,27 @@ class MessagingService:
         clock: Clock,
         notifier: Notifier,
         start_wait: float = START_WAIT_SECONDS,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     ) -> None:
         self._uow = uow
         self._clock = clock
         self._notifier = notifier
         self._start_wait = start_wait
+        self._max_body_bytes = max_body_bytes
+
+    def _check_size(self, text: str) -> None:
+        """A body over CAFLEET_MAX_BODY_BYTES (UTF-8) is refused before anything is stored."""
+        limit = self._max_body_bytes
+        if len(text) * 4 <= limit:  # no codepoint takes more than 4 bytes
+            return
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if size > limit:
+            raise Invalid(
+                f"message body is {size} bytes; the limit is {limit} bytes (CAFLEET_MAX_BODY_BYTES)"
+            )
 
     def send(self, fleet_id: int, agent_id: int, to_agent_id: int, text: str) -> SendResult:
+        self._check_size(text)
         with self._uow(write=True) as uow:
             _, sender = acting_agent(uow, fleet_id, agent_id)
             recipient = active_agent(
@@ -128,6 +143,7 @@ class MessagingService:
         return NudgeResult(target, placement, self.send(fleet_id, sender_id, member_id, text))
 
     def broadcast(self, fleet_id: int, agent_id: int, text: str) -> BroadcastResult:
+        self._check_size(text)
         with self._uow(write=True) as uow:
             _, sender = acting_agent(uow, fleet_id, agent_id)
             recipients = [

@@ -166,7 +166,10 @@ def test_invalid_settings_fail_bare_setup_before_either_half(sandbox):
 
     line = sandbox.fails("setup", env={"CAFLEET_MAX_TEXT_LEN": "abc"})
 
-    assert line == "Error: invalid value for CAFLEET_MAX_TEXT_LEN: 'abc' (expected an integer >= 1)"
+    assert (
+        line == "Error: invalid value for CAFLEET_MAX_TEXT_LEN: 'abc'"
+        " (expected an integer between 1 and 1000000)"
+    )
     assert not sandbox.db_path.exists()
     assert not sandbox.skills_dir("claude").exists()
 

@@ -46,7 +46,10 @@ def test_gate_runs_before_the_fleet_id_check(migrated):
 def test_settings_are_validated_before_the_gate(migrated):
     line = migrated.fails("fleet", "list", env={"CAFLEET_MAX_TEXT_LEN": "abc"})
 
-    assert line == "Error: invalid value for CAFLEET_MAX_TEXT_LEN: 'abc' (expected an integer >= 1)"
+    assert (
+        line == "Error: invalid value for CAFLEET_MAX_TEXT_LEN: 'abc'"
+        " (expected an integer between 1 and 1000000)"
+    )
 
 
 # --------------------------------------------------------------------------- bypasses

@@ -89,6 +89,9 @@ def test_agents_keeps_deregistered_agents_that_own_or_sent_messages(
     assert next(a for a in agents if a["agent_id"] == talker)["monitor"] is None
 
 
+OUT_OF_RANGE = "X-Fleet-Id must be an integer between 1 and 9223372036854775807"
+
+
 @pytest.mark.parametrize(
     ("headers", "status", "detail"),
     [
@@ -99,8 +102,12 @@ def test_agents_keeps_deregistered_agents_that_own_or_sent_messages(
         ({"X-Fleet-Id": "1.5"}, 400, "X-Fleet-Id must be an integer"),
         ({"X-Fleet-Id": "1_0"}, 400, "X-Fleet-Id must be an integer"),
         ({"X-Fleet-Id": "999"}, 404, "Fleet not found"),
-        ({"X-Fleet-Id": "-1"}, 404, "Fleet not found"),
-        ({"X-Fleet-Id": "9" * 40}, 404, "Fleet not found"),
+        ({"X-Fleet-Id": str(2**63 - 1)}, 404, "Fleet not found"),
+        ({"X-Fleet-Id": "0"}, 400, OUT_OF_RANGE),
+        ({"X-Fleet-Id": "-1"}, 400, OUT_OF_RANGE),
+        ({"X-Fleet-Id": str(2**63)}, 400, OUT_OF_RANGE),
+        ({"X-Fleet-Id": "9" * 40}, 400, OUT_OF_RANGE),
+        ({"X-Fleet-Id": "9" * 5000}, 400, OUT_OF_RANGE),
     ],
 )
 @pytest.mark.parametrize(

@@ -6,9 +6,11 @@ import re
 from dataclasses import replace
 
 import pytest
+from dependency_injector import providers
 
 from cafleet.domain.delivery import DeliveryState
 from cafleet.domain.message import MessageState
+from cafleet.settings import Settings
 
 ISO_UTC_MICROS = r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00$"
 
@@ -239,18 +241,32 @@ def test_limit_1000_is_allowed(client, alpha, scoped) -> None:
 
 
 @pytest.mark.parametrize("route", ["inbox", "sent"])
-@pytest.mark.parametrize("who", ["unknown", "other-fleet", "huge"])
+@pytest.mark.parametrize("who", ["unknown", "other-fleet", "largest"])
 def test_agent_lists_of_agents_outside_the_fleet_are_not_found(
     client, fleets, alpha, scoped, route, who
 ) -> None:
     other = fleets.create("other")
     fleets.send(other, other.director.agent_id, other.administrator.agent_id, "secret")
-    agent_id = {"unknown": 777, "other-fleet": other.director.agent_id, "huge": 10**25}[who]
+    agent_id = {"unknown": 777, "other-fleet": other.director.agent_id, "largest": 2**63 - 1}[who]
 
     response = client.get(f"/api/agents/{agent_id}/{route}", headers=scoped(alpha.fleet.fleet_id))
 
     assert response.status_code == 404
     assert response.json() == {"detail": "Agent not found"}
+
+
+OUT_OF_RANGE_IDS = [0, -1, 2**63, 10**25, "9" * 5000]
+
+
+@pytest.mark.parametrize("route", ["inbox", "sent", "monitor"])
+@pytest.mark.parametrize("agent_id", OUT_OF_RANGE_IDS)
+def test_agent_ids_outside_the_sqlite_range_are_validation_errors(
+    client, alpha, scoped, route, agent_id
+) -> None:
+    response = client.get(f"/api/agents/{agent_id}/{route}", headers=scoped(alpha.fleet.fleet_id))
+
+    assert response.status_code == 422
+    assert response.json()["detail"][0]["loc"] == ["path", "agent_id"]
 
 
 def test_a_deregistered_agents_history_stays_readable(client, fleets, alpha, scoped) -> None:
@@ -374,7 +390,7 @@ def test_a_fleet_without_an_active_administrator_cannot_send(client, fleets, alp
     assert response.json() == {"detail": "from_agent not in fleet"}
 
 
-@pytest.mark.parametrize("who", ["unknown", "other-fleet", "deregistered", "huge", "negative"])
+@pytest.mark.parametrize("who", ["unknown", "other-fleet", "deregistered", "largest"])
 def test_unknown_recipients_are_not_found(client, fleets, alpha, who) -> None:
     other = fleets.create("other")
     retired = fleets.member(alpha, "retired")
@@ -383,8 +399,7 @@ def test_unknown_recipients_are_not_found(client, fleets, alpha, who) -> None:
         "unknown": 5555,
         "other-fleet": other.director.agent_id,
         "deregistered": retired,
-        "huge": 2**70,
-        "negative": -3,
+        "largest": 2**63 - 1,
     }[who]
 
     response = send(client, alpha.fleet.fleet_id, to_agent_id=to, text="hello")
@@ -411,6 +426,75 @@ def test_malformed_send_bodies_are_validation_errors(client, alpha, body) -> Non
 
     assert response.status_code == 422
     assert isinstance(response.json()["detail"], list)
+
+
+@pytest.mark.parametrize("field", ["to_agent_id", "from_agent_id"])
+@pytest.mark.parametrize("agent_id", [0, -3, 2**63, 2**70])
+def test_send_ids_outside_the_sqlite_range_are_validation_errors(
+    client, fleets, alpha, field, agent_id
+) -> None:
+    body = {"to_agent_id": alpha.director.agent_id, "text": "x", field: agent_id}
+
+    response = send(client, alpha.fleet.fleet_id, **body)
+
+    assert response.status_code == 422
+    assert response.json()["detail"][0]["loc"][:2] == ["body", field]
+    assert fleets.container.uow().tables.messages == {}
+
+
+@pytest.mark.parametrize(
+    ("raw", "echoed"),
+    [
+        (b'{"to_agent_id": NaN, "text": "x"}', "NaN"),
+        (b'{"to_agent_id": Infinity, "text": "x"}', "Infinity"),
+        (b'{"to_agent_id": -Infinity, "text": "x"}', "-Infinity"),
+        (b'{"to_agent_id": 1e400, "text": "x"}', "Infinity"),
+        (b'{"to_agent_id": 1, "text": Infinity}', "Infinity"),
+        (b'{"to_agent_id": 1, "text": "x", "from_agent_id": NaN}', "NaN"),
+    ],
+)
+def test_non_finite_json_numbers_are_validation_errors(client, fleets, alpha, raw, echoed) -> None:
+    response = client.post(
+        "/api/messages/send",
+        headers={"X-Fleet-Id": str(alpha.fleet.fleet_id), "Content-Type": "application/json"},
+        content=raw,
+    )
+
+    assert response.status_code == 422
+    assert echoed in [error["input"] for error in response.json()["detail"]]
+    assert fleets.container.uow().tables.messages == {}
+
+
+def test_a_json_integer_beyond_the_decoders_digit_limit_is_a_bad_request(client, alpha) -> None:
+    response = client.post(
+        "/api/messages/send",
+        headers={"X-Fleet-Id": str(alpha.fleet.fleet_id), "Content-Type": "application/json"},
+        content=b'{"to_agent_id": %s, "text": "x"}' % (b"9" * 5000),
+    )
+
+    assert response.status_code in (400, 422)
+    assert "detail" in response.json()
+
+
+def test_a_body_over_the_size_limit_is_refused_with_the_limit(
+    container, make_client, fleets, alpha
+) -> None:
+    limited = {"CAFLEET_DATABASE_URL": "sqlite://", "CAFLEET_MAX_BODY_BYTES": "10"}
+    container.settings.override(providers.Object(Settings.from_environ(limited)))
+    client = make_client()
+    director = alpha.director.agent_id
+
+    fits = send(client, alpha.fleet.fleet_id, to_agent_id=director, text="x" * 10)
+    over = send(client, alpha.fleet.fleet_id, to_agent_id=director, text="x" * 11)
+    broadcast = send(client, alpha.fleet.fleet_id, to_agent_id="*", text="é" * 6)
+
+    assert fits.status_code == 200
+    assert over.status_code == broadcast.status_code == 400
+    assert over.json() == {
+        "detail": "message body is 11 bytes; the limit is 10 bytes (CAFLEET_MAX_BODY_BYTES)"
+    }
+    assert broadcast.json()["detail"].startswith("message body is 12 bytes;")
+    assert len(fleets.container.uow().tables.messages) == 1
 
 
 def test_a_body_that_is_not_json_is_a_validation_error(client, alpha) -> None:

@@ -187,14 +187,18 @@ def test_enabling_keeps_the_stall_check_time(client, fleets, clock, alpha, scope
     assert fleets.schedule(worker).last_stall_check_at == checked
 
 
+def patch_interval(client, alpha, scoped, worker: int, seconds: int):
+    return client.patch(
+        f"/api/agents/{worker}/monitor",
+        headers=scoped(alpha.fleet.fleet_id),
+        json={"interval_seconds": seconds},
+    )
+
+
 def test_interval_zero_is_the_frameworks_validation_error(client, fleets, alpha, scoped) -> None:
     worker = fleets.member(alpha, "worker")
 
-    response = client.patch(
-        f"/api/agents/{worker}/monitor",
-        headers=scoped(alpha.fleet.fleet_id),
-        json={"interval_seconds": 0},
-    )
+    response = patch_interval(client, alpha, scoped, worker, 0)
 
     assert response.status_code == 422
     [error] = response.json()["detail"]
@@ -209,6 +213,10 @@ def test_interval_zero_is_the_frameworks_validation_error(client, fleets, alpha,
         {"interval_seconds": "60"},
         {"interval_seconds": 1.5},
         {"interval_seconds": -5},
+        {"interval_seconds": 86401},
+        {"interval_seconds": 2**63 - 1},
+        {"interval_seconds": 10**23},
+        {"interval_seconds": 1e23},
         {"enabled": "no"},
         {"enabled": 0},
     ],
@@ -222,6 +230,28 @@ def test_patch_values_must_have_the_documented_types(client, fleets, alpha, scop
 
     assert response.status_code == 422
     assert isinstance(response.json()["detail"], list)
+    assert fleets.schedule(worker).interval_seconds == 720
+
+
+def test_the_largest_interval_is_a_day(client, fleets, alpha, scoped) -> None:
+    worker = fleets.member(alpha, "worker")
+
+    response = patch_interval(client, alpha, scoped, worker, 86400)
+
+    assert response.status_code == 200
+    assert fleets.schedule(worker).interval_seconds == 86400
+
+
+def test_non_finite_intervals_are_validation_errors(client, fleets, alpha, scoped) -> None:
+    worker = fleets.member(alpha, "worker")
+
+    for raw in (b"NaN", b"Infinity", b"1e400"):
+        response = client.patch(
+            f"/api/agents/{worker}/monitor",
+            headers={**scoped(alpha.fleet.fleet_id), "Content-Type": "application/json"},
+            content=b'{"interval_seconds": %s}' % raw,
+        )
+        assert response.status_code == 422, raw
     assert fleets.schedule(worker).interval_seconds == 720
 
 

@@ -13,6 +13,7 @@ import click
 
 from cafleet.domain.errors import CafleetError, ErrorKind
 from cafleet.domain.terminal import escaped
+from cafleet.entrypoints.cli import numbers
 
 if TYPE_CHECKING:
     from cafleet.composition import Components
@@ -110,5 +111,5 @@ CafleetGroup.group_class = CafleetGroup
 
 
 fleet_id_option = click.option(
-    "--fleet-id", "fleet_id", type=int, default=None, help="The fleet to act in."
+    "--fleet-id", "fleet_id", type=numbers.ID, default=None, help="The fleet to act in."
 )

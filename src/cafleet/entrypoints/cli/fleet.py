@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from cafleet.entrypoints.cli import numbers
 from cafleet.entrypoints.cli.app import (
     GatedGroup,
     app_of,
@@ -155,7 +156,7 @@ def show(ctx: click.Context, fleet_id: int | None, local_json: bool) -> None:
 @click.option("--keep-panes", is_flag=True, help="Leave member panes running.")
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0),
+    type=numbers.EXIT_TIMEOUT,
     default=15.0,
     show_default=True,
     help="Seconds to wait for members to exit before killing their panes.",

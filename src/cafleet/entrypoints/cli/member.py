@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from cafleet.entrypoints.cli import numbers
 from cafleet.entrypoints.cli.app import (
     GatedGroup,
     app_of,
@@ -78,7 +79,7 @@ def status_word(view: MemberView) -> str:
 
 @member.command("show", help="Show one agent of the fleet from the registry.")
 @fleet_id_option
-@click.option("--member-id", "member_id", type=int, required=True, help="The agent to show.")
+@click.option("--member-id", "member_id", type=numbers.ID, required=True, help="The agent to show.")
 @click.option("--full", is_flag=True, help="Show every field.")
 @click.pass_context
 def show(ctx: click.Context, fleet_id: int | None, member_id: int, full: bool) -> None:
@@ -242,7 +243,7 @@ def _listing_json(listing: MemberListing) -> list[dict[str, Any]]:
 member_id_option = click.option(
     "--member-id",
     "member_id",
-    type=int,
+    type=numbers.ID,
     required=True,
     help="The member (any placed agent for pane verbs).",
 )
@@ -255,7 +256,7 @@ member_id_option = click.option(
     "--lines",
     "--tail",
     "lines",
-    type=click.IntRange(min=1),
+    type=numbers.CAPTURE_LINES,
     default=20,
     show_default=True,
     help="How many lines.",
@@ -330,7 +331,7 @@ def ping(ctx: click.Context, fleet_id: int | None, member_id: int, quiet: bool) 
 
 @member.command("nudge", help="Send a member an ordinary message with its pane preview.")
 @fleet_id_option
-@click.option("--agent-id", "agent_id", type=int, required=True, help="The sender (you).")
+@click.option("--agent-id", "agent_id", type=numbers.ID, required=True, help="The sender (you).")
 @member_id_option
 @text_options
 @click.pass_context
@@ -374,7 +375,7 @@ def nudge(
 @click.option("-f", "--force", is_flag=True, help="Kill the pane instead of asking /exit.")
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0),
+    type=numbers.EXIT_TIMEOUT,
     default=15.0,
     show_default=True,
     help="Seconds to wait for the agent to exit before killing the pane.",
@@ -401,7 +402,7 @@ def delete(
 @member.command("create", help="Register a member and spawn its coding agent beside the Director.")
 @fleet_id_option
 @click.option(
-    "--agent-id", "director_id", type=int, required=True, help="The fleet's root Director."
+    "--agent-id", "director_id", type=numbers.ID, required=True, help="The fleet's root Director."
 )
 @click.option("--name", required=True, help="The member's name.")
 @click.option("--description", required=True, help="What the member is for.")

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from cafleet.entrypoints.cli import numbers
 from cafleet.entrypoints.cli.app import (
     App,
     GatedGroup,
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     from cafleet.entrypoints.cli.rendering import MessageRenderer
 
 agent_id_option = click.option(
-    "--agent-id", "agent_id", type=int, required=True, help="The acting agent (you)."
+    "--agent-id", "agent_id", type=numbers.ID, required=True, help="The acting agent (you)."
 )
 full_option = click.option("--full", is_flag=True, help="Verbose rendering, no truncation.")
 quiet_option = click.option("--quiet", is_flag=True, help="Print only the task id.")
@@ -60,7 +61,9 @@ def undelivered_line(delivery: Delivery) -> str | None:
 @message.command("send", help="Send a message to one agent of the fleet.")
 @fleet_id_option
 @agent_id_option
-@click.option("--to", "to_agent_id", type=int, required=True, help="The recipient's agent id.")
+@click.option(
+    "--to", "to_agent_id", type=numbers.ID, required=True, help="The recipient's agent id."
+)
 @text_options
 @full_option
 @quiet_option
@@ -143,7 +146,7 @@ def broadcast(
 @fleet_id_option
 @agent_id_option
 @full_option
-@click.option("--limit", type=click.IntRange(min=1), default=None, help="At most N messages.")
+@click.option("--limit", type=numbers.COUNT, default=None, help="At most N messages.")
 @click.pass_context
 def poll(
     ctx: click.Context, fleet_id: int | None, agent_id: int, full: bool, limit: int | None
@@ -159,7 +162,7 @@ def poll(
 @message.command("ack", help="Acknowledge a message you received.")
 @fleet_id_option
 @agent_id_option
-@click.option("--task-id", type=int, required=True, help="The message to acknowledge.")
+@click.option("--task-id", type=numbers.ID, required=True, help="The message to acknowledge.")
 @full_option
 @quiet_option
 @click.pass_context
@@ -177,7 +180,7 @@ def ack(
 @message.command("cancel", help="Retract a message you sent that was not acknowledged yet.")
 @fleet_id_option
 @agent_id_option
-@click.option("--task-id", type=int, required=True, help="The message to cancel.")
+@click.option("--task-id", type=numbers.ID, required=True, help="The message to cancel.")
 @full_option
 @click.pass_context
 def cancel(
@@ -193,7 +196,7 @@ def cancel(
 @message.command("show", help="Show any message of the fleet.")
 @fleet_id_option
 @agent_id_option
-@click.option("--task-id", type=int, required=True, help="The message to show.")
+@click.option("--task-id", type=numbers.ID, required=True, help="The message to show.")
 @full_option
 @click.pass_context
 def show(ctx: click.Context, fleet_id: int | None, agent_id: int, task_id: int, full: bool) -> None:

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from cafleet.entrypoints.cli import numbers
 from cafleet.entrypoints.cli.app import GatedGroup, app_of, fleet_id_option, require_fleet_id
 
 if TYPE_CHECKING:
@@ -22,7 +23,7 @@ def monitor() -> None:
 @fleet_id_option
 @click.option(
     "--tick",
-    type=click.IntRange(min=1),
+    type=numbers.MONITOR_TICK,
     default=5,
     show_default=True,
     help="Seconds between ticks.",
@@ -144,8 +145,8 @@ def _status_json(report: MonitorStatus) -> dict[str, Any]:
 
 @monitor.command("config", help="Show or change one agent's monitoring interval and switch.")
 @fleet_id_option
-@click.option("--agent-id", "agent_id", type=int, required=True, help="The watched agent.")
-@click.option("--interval", type=click.IntRange(min=1), default=None, help="Seconds.")
+@click.option("--agent-id", "agent_id", type=numbers.ID, required=True, help="The watched agent.")
+@click.option("--interval", type=numbers.MONITOR_INTERVAL, default=None, help="Seconds (1-86400).")
 @click.option("--enable", "enable", is_flag=True, help="Watch this agent.")
 @click.option("--disable", "disable", is_flag=True, help="Stop watching this agent.")
 @click.pass_context

@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query
 
 from cafleet.application.admin_views import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Page
+from cafleet.domain.bounds import ID
 from cafleet.entrypoints.http.errors import error_responses
 from cafleet.entrypoints.http.schemas import (
     AgentOut,
@@ -26,7 +27,7 @@ router = APIRouter(prefix="/api")
 READ_ERRORS = error_responses(400, 401, 404, 503)
 WRITE_ERRORS = error_responses(400, 401, 403, 404, 415, 503)
 
-AgentId = Annotated[int, Path(description="An agent of the fleet")]
+AgentId = Annotated[int, Path(ge=ID.low, le=ID.high, description="An agent of the fleet")]
 Limit = Annotated[
     int,
     Query(ge=1, le=MAX_PAGE_SIZE, description="At most this many messages, newest first"),

@@ -7,6 +7,7 @@ text. Anything unexpected becomes one JSON 500 line (the server logs the traceba
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -60,10 +61,23 @@ class AsciiJSONResponse(JSONResponse):
         ).encode()
 
 
+def _finite(value: Any) -> Any:
+    """JSON has no NaN or Infinity (Python's decoder takes them, and 1e400 is infinite): an
+    echoed non-finite input is shown as its JSON spelling, a string."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_finite(item) for item in value]
+    return value
+
+
 async def _invalid_request(_request: Request, exc: Exception) -> JSONResponse:
     """FastAPI's own 422 answer (the framework's error list), rendered safely."""
     assert isinstance(exc, RequestValidationError)
-    return AsciiJSONResponse({"detail": jsonable_encoder(exc.errors())}, status_code=422)
+    errors = _finite(jsonable_encoder(exc.errors()))
+    return AsciiJSONResponse({"detail": errors}, status_code=422)
 
 
 async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:

@@ -15,11 +15,14 @@ from cafleet.application.admin_views import MessageView, RosterEntry, RuntimeVie
 from cafleet.application.fleets import FleetRow
 from cafleet.domain.agent import AgentStatus
 from cafleet.domain.agent_status import AgentStatus as AgentActivity
+from cafleet.domain.bounds import ID, MONITOR_INTERVAL
 from cafleet.domain.delivery import Delivery, DeliveryState
 from cafleet.domain.message import MessageState, MessageType
 from cafleet.domain.monitor import MonitorSchedule
 
 Timestamp = Annotated[str, Field(description="ISO-8601 UTC with microseconds")]
+# an id a request names: a positive SQLite INTEGER (cafleet.domain.bounds)
+IdIn = Annotated[int, Field(ge=ID.low, le=ID.high)]
 
 
 def iso(value: datetime | None) -> str | None:
@@ -72,7 +75,9 @@ class MonitorPatch(BaseModel):
 
     model_config = ConfigDict(strict=True)
 
-    interval_seconds: Annotated[int, Field(ge=1)] | None = None
+    interval_seconds: (
+        Annotated[int, Field(ge=MONITOR_INTERVAL.low, le=MONITOR_INTERVAL.high)] | None
+    ) = None
     enabled: bool | None = None
 
 
@@ -206,9 +211,9 @@ class MessagesOut(BaseModel):
 class SendIn(BaseModel):
     model_config = ConfigDict(strict=True)
 
-    to_agent_id: int | Literal["*"] = Field(description='An agent id, or "*" to broadcast')
+    to_agent_id: IdIn | Literal["*"] = Field(description='An agent id, or "*" to broadcast')
     text: str
-    from_agent_id: int | None = Field(
+    from_agent_id: IdIn | None = Field(
         default=None, description="Optional; when given it must be the fleet Administrator"
     )
 

@@ -8,6 +8,7 @@ from typing import Annotated
 from fastapi import Depends, Header, HTTPException, Request
 
 from cafleet.application.admin import AdminService
+from cafleet.domain.bounds import ID
 
 FLEET_HEADER = "X-Fleet-Id"
 _INTEGER = re.compile(r"[+-]?[0-9]+")
@@ -24,7 +25,7 @@ FleetHeader = Annotated[
     str,
     Header(
         alias=FLEET_HEADER,
-        description="The fleet to work in (required; an integer)",
+        description=f"The fleet to work in (required; {ID.phrase})",
     ),
 ]
 
@@ -35,7 +36,10 @@ def _fleet_id(raw: str) -> int:
         raise HTTPException(400, f"{FLEET_HEADER} header required")
     if not _INTEGER.fullmatch(value):
         raise HTTPException(400, f"{FLEET_HEADER} must be an integer")
-    return int(value)
+    try:
+        return ID.parse_int(value)
+    except ValueError:
+        raise HTTPException(400, f"{FLEET_HEADER} must be {ID.phrase}") from None
 
 
 def readable_fleet(admin: Admin, x_fleet_id: FleetHeader = "") -> int:
