@@ -136,6 +136,19 @@ class Fleet:
         assert len(sent) == 1 and tried[-1][1] == "sent", tried
         return sent[0]
 
+    def announced_or_joined(self, task_id: int) -> str:
+        """How the recipient learned of the message: the one channel that delivered it, or
+        `joined:<task>` when it joined the announcement of an earlier unread message that
+        its agent had not taken in yet (then nothing announced it on its own)."""
+        tried = self.ledger(task_id)
+        if any(row["state"] == "sent" for row in tried):
+            return str(self.announced_once(task_id))
+        last = tried[-1]
+        assert last["state"] == "skipped" and (last["error"] or "").startswith("joined:"), tried
+        joined = int(last["error"].removeprefix("joined:"))
+        assert self.announced_once(joined), tried  # what it joined was announced itself
+        return str(last["error"])
+
     def member_status(self, member: int) -> str:
         rows = self.json("member", "list", "--fleet-id", str(self.fleet_id))
         return next(str(r["agent_status"]) for r in rows if r["agent_id"] == member)

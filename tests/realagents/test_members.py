@@ -120,8 +120,8 @@ def test_previews_to_a_busy_member_never_interrupt_its_tool(
     to_member = [m for m in fleet.timeline() if m.to_agent_id == member and m.text in pings]
     assert len(to_member) == 20
     assert all(m.state is MessageState.COMPLETED for m in to_member)
-    for m in to_member:
-        fleet.announced_once(m.task_id)
+    ways = [fleet.announced_or_joined(m.task_id) for m in to_member]
+    assert any(not way.startswith("joined:") for way in ways), ways  # some were announced
 
 
 @pytest.mark.parametrize("agent", AGENTS)
@@ -177,7 +177,7 @@ def test_messages_right_after_create_arrive_once_and_never_glue_to_the_prompt(
     for n in range(201, 211):
         assert texts.count(f"pong {n}") == 1
     for m in (m for m in fleet.timeline() if m.to_agent_id == member):
-        fleet.announced_once(m.task_id)
+        fleet.announced_or_joined(m.task_id)
     prompts = first_prompts(model_server, since, "You are fresh")
     assert prompts and all("[cafleet msg" not in text for text in prompts)
 
