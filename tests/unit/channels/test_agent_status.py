@@ -164,7 +164,7 @@ def test_codex_status_comes_from_the_transcript_of_its_conversation(rig: Rig) ->
 
 CODEX_APPROVAL = [
     "  Would you like to run the following command?",
-    "  $ touch /work/asked.txt",
+    "  $ touch /project/asked.txt",
     "› 1. Yes, proceed (y)",
     "  3. No, and tell Codex what to do differently (esc)",
     "  Press enter to confirm or esc to cancel",

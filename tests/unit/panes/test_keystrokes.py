@@ -475,7 +475,7 @@ def test_an_opencode_permission_dialog_is_never_typed_into(rig: PaneRig) -> None
     pane = rig.driver.add_pane("opencode")
     pane.screen = [
         "  ┃  △ Permission required",
-        "  ┃  $ touch /work/asked.txt",
+        "  ┃  $ touch /project/asked.txt",
         "  ┃   Allow once   Allow always   Reject          ⇆ select  enter confirm",
         "  ┃",
     ]
