@@ -12,15 +12,12 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from cafleet.application.channels import known_thread, note_of
+from cafleet.application.channels import known_transcript, note_of
 from cafleet.application.ports import Clock, CodexThreads, LaunchPad, LaunchPads, PaneDrivers
 from cafleet.domain.agent_profiles import (
     SESSION_FILE,
-    SPAWN_FILE,
-    TRANSCRIPT_FILE,
     TYPING_DIALOG_ROWS,
     AgentProfiles,
-    SpawnFacts,
 )
 from cafleet.domain.agent_status import AgentStatus, StatusReport
 from cafleet.domain.errors import CafleetError
@@ -90,12 +87,9 @@ class AgentStatusReader:
     def _from_transcript(self, pad: LaunchPad) -> StatusReport | None:
         """Codex: the last turn event of the conversation it records (found once, here or
         by its channel, from what the pad kept of the spawn)."""
-        spawn = SpawnFacts.parse(pad.read(SPAWN_FILE))
-        if self._threads is None or spawn is None:
-            return None
-        if known_thread(pad, spawn, self._threads) is None:
-            return None
-        return self._threads.status(note_of(pad, TRANSCRIPT_FILE))
+        threads = self._threads
+        transcript = None if threads is None else known_transcript(pad, threads)
+        return None if threads is None or transcript is None else threads.status(transcript)
 
     def _from_server(self, placement: Placement, pad: LaunchPad) -> StatusReport | None:
         http = self._profiles[placement.coding_agent].server

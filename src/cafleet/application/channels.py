@@ -200,6 +200,18 @@ def known_thread(pad: LaunchPad, spawn: SpawnFacts, threads: CodexThreads) -> st
     return found.thread_id
 
 
+def known_transcript(pad: LaunchPad, threads: CodexThreads) -> str | None:
+    """The transcript of the member's Codex conversation, found once from what the pad kept
+    of the spawn (here, by the status or by the channel); None while it is not found."""
+    kept = note_of(pad, TRANSCRIPT_FILE)
+    if kept:
+        return kept
+    spawn = SpawnFacts.parse(pad.read(SPAWN_FILE))
+    if spawn is None or known_thread(pad, spawn, threads) is None:
+        return None
+    return note_of(pad, TRANSCRIPT_FILE) or None
+
+
 class CodexQueueChannel(NativeChannel):
     """A message queued for the member's Codex conversation with `codex queue`: run at once
     by an idle TUI, after the running turn by a busy one. The conversation is found once,

@@ -12,15 +12,12 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from cafleet.application.channels import known_thread, note_of
+from cafleet.application.channels import known_transcript, note_of
 from cafleet.application.ports import CodexThreads, LaunchPads
 from cafleet.domain.agent_profiles import (
     RECEIPT_EVENTS,
     SESSION_FILE,
-    SPAWN_FILE,
-    TRANSCRIPT_FILE,
     AgentProfiles,
-    SpawnFacts,
 )
 from cafleet.domain.agent_status import HookEvent
 from cafleet.domain.placement import CodingAgent
@@ -50,11 +47,8 @@ class ReceiptReader:
             if not session:
                 return {}
             return http.taken(pad.get(http.messages_path.format(session=session), http.user))
-        if not note_of(pad, TRANSCRIPT_FILE):  # found once: here, by the status or the channel
-            spawn = SpawnFacts.parse(pad.read(SPAWN_FILE))
-            if spawn is None or known_thread(pad, spawn, self._threads) is None:
-                return {}
-        return self._threads.taken(note_of(pad, TRANSCRIPT_FILE))
+        transcript = known_transcript(pad, self._threads)
+        return {} if transcript is None else self._threads.taken(transcript)
 
 
 def _named_in(events: tuple[HookEvent, ...]) -> dict[int, datetime]:
