@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -226,6 +227,13 @@ def test_full_json_of_a_summary_has_a_null_recipient() -> None:
 
 def test_dumps_is_compact_and_writes_raw_utf8() -> None:
     assert dumps({"a": [1, 2], "t": "héllo ✓ 日本"}) == '{"a":[1,2],"t":"héllo ✓ 日本"}'
+
+
+def test_dumps_escapes_what_a_terminal_would_obey_and_parses_back_exactly() -> None:
+    text = "a\x1bb\x7fc\x9bd\u202ee\u2028f\u2066g"
+    line = dumps({"text": text})
+    assert line == '{"text":"a\\u001bb\\u007fc\\u009bd\\u202ee\\u2028f\\u2066g"}'
+    assert json.loads(line) == {"text": text}
 
 
 # -- helpers ----------------------------------------------------------------------------------

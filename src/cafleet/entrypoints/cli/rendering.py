@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -12,9 +13,16 @@ from cafleet.domain.placement import Placement
 from cafleet.domain.preview import truncated
 from cafleet.domain.terminal import escaped
 
+# Characters json.dumps leaves raw that a terminal may obey or reorder (DEL, C1 controls, bidi
+# controls, line and paragraph separators); they can only occur inside strings.
+_RAW_IN_JSON = re.compile(r"[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
 
 def dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    """Compact JSON, non-ASCII text kept readable; what a terminal could obey is \\u-escaped,
+    so the value a script parses is still exact."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _RAW_IN_JSON.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
 def iso(value: datetime | None) -> str | None:
