@@ -253,12 +253,14 @@ class Components:
         return MemberRemoval(self.uow, self.clock, self.pane_drivers, self.teardown)
 
     def messaging(self) -> MessagingService:
+        from cafleet.adapters.pane_locks import LazyLocks
         from cafleet.application.messaging import MessagingService
 
         return MessagingService(
             self.uow,
             self.clock,
             self.notifier,
+            LazyLocks(lambda: self.pane_locks),  # a send to no pane needs no runtime directory
             self.settings.start_timeout + 30,
             max_body_bytes=self.settings.max_body_bytes,
         )

@@ -107,7 +107,12 @@ class Container(containers.DeclarativeContainer):
         providers.Singleton(ReceiptReader, launch_pads, settings.provided.profiles, codex_threads),
     )
     messaging = providers.Factory(
-        MessagingService, uow, clock, notifier, max_body_bytes=settings.provided.max_body_bytes
+        MessagingService,
+        uow,
+        clock,
+        notifier,
+        pane_locks,
+        max_body_bytes=settings.provided.max_body_bytes,
     )
     members = providers.Factory(
         MemberService,

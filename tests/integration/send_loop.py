@@ -4,7 +4,8 @@
 
 Config keys: mode ("cli": run the `cafleet` argv as a subprocess per message; "inprocess": call
 the CLI's main() in this process), cafleet (argv of the installed script, cli mode), fleet_id,
-agent_id, to, count, tag. Every message body is `<tag>-<n>`.
+agent_id, to, count, tag. Every message body is `<tag>-<n>`. With "verb": "poll" the process
+runs `message poll` as `agent_id` `count` times instead (`to` and `tag` unused).
 
 The process prints `ready` once it has loaded what it needs, then waits for one line on stdin
 so that all senders start together. At the end it prints one JSON line: a list of
@@ -44,6 +45,11 @@ def send_in_process(args: list[str]) -> dict[str, Any]:
     return {"code": code, "stdout": out.getvalue(), "stderr": err.getvalue()}
 
 
+def poll_args(config: dict[str, Any]) -> list[str]:
+    return ["message", "poll", "--fleet-id", str(config["fleet_id"]),
+            "--agent-id", str(config["agent_id"])]  # fmt: skip
+
+
 def main() -> None:
     config = json.loads(sys.argv[1])
     mode = config["mode"]
@@ -54,19 +60,23 @@ def main() -> None:
     sys.stdin.readline()
     results = []
     for n in range(config["count"]):
-        args = [
-            "message",
-            "send",
-            "--fleet-id",
-            str(config["fleet_id"]),
-            "--agent-id",
-            str(config["agent_id"]),
-            "--to",
-            str(config["to"]),
-            "--text",
-            f"{config['tag']}-{n}",
-            "--quiet",
-        ]
+        args = (
+            poll_args(config)
+            if config.get("verb") == "poll"
+            else [
+                "message",
+                "send",
+                "--fleet-id",
+                str(config["fleet_id"]),
+                "--agent-id",
+                str(config["agent_id"]),
+                "--to",
+                str(config["to"]),
+                "--text",
+                f"{config['tag']}-{n}",
+                "--quiet",
+            ]
+        )
         if mode == "cli":
             results.append(send_with_cli([*config["cafleet"], *args]))
         else:

@@ -97,7 +97,7 @@ def fleets(
 def messaging(
     store: MemoryStore, clock: FakeClock, notifier: RecordingNotifier
 ) -> MessagingService:
-    return MessagingService(store, clock, notifier)
+    return MessagingService(store, clock, notifier, ThreadLocks())
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ import pytest
 
 from cafleet.adapters.fake.clock import FakeClock
 from cafleet.adapters.fake.notifier import RecordingNotifier
+from cafleet.adapters.fake.pane_driver import ThreadLocks
 from cafleet.adapters.fake.store import MemoryStore
 from cafleet.application.members import ListMode, MemberService
 from cafleet.application.messaging import MessagingService
@@ -140,7 +141,9 @@ def test_pushes_happen_after_commit_for_every_pane_bound_recipient(
         return PushOutcome.sent("tmux", announcement.target.pane_id)
 
     notifier = RecordingNotifier(outcome)
-    MessagingService(store, clock, notifier).broadcast(team.fleet_id, team.admin, "x")
+    MessagingService(store, clock, notifier, ThreadLocks()).broadcast(
+        team.fleet_id, team.admin, "x"
+    )
 
     assert visible == {team.director: True, team.alice: True, team.bob: True, team.watcher: True}
     assert sorted(a.target.pane_id for a in notifier.announced) == ["%0", "%1", "%2", "%3"]
@@ -157,7 +160,7 @@ def test_delivered_counts_only_sent_rows(
             raise OSError("socket closed")
         return PushOutcome.sent("tmux", pane)
 
-    result = MessagingService(store, clock, RecordingNotifier(outcome)).broadcast(
+    result = MessagingService(store, clock, RecordingNotifier(outcome), ThreadLocks()).broadcast(
         team.fleet_id, team.director, "x"
     )
 

@@ -11,6 +11,7 @@ import pytest
 
 from cafleet.adapters.fake.clock import FakeClock
 from cafleet.adapters.fake.notifier import RecordingNotifier
+from cafleet.adapters.fake.pane_driver import ThreadLocks
 from cafleet.adapters.fake.store import MemoryStore
 from cafleet.application.fleets import FleetCreated
 from cafleet.application.messaging import MessagingService
@@ -113,13 +114,13 @@ def test_the_push_happens_after_commit_with_no_transaction_open(
             seen["delivery"] = uow.deliveries.get(announcement.task_id, team.worker)
         return PushOutcome.sent("tmux", announcement.target.pane_id)
 
-    service = MessagingService(store, clock, RecordingNotifier(outcome))
+    service = MessagingService(store, clock, RecordingNotifier(outcome), ThreadLocks())
     result = service.send(team.fleet_id, team.director, team.worker, "durable first")
 
     assert seen["write_lock_held"] is False
     assert seen["message"] == result.message
     assert seen["delivery"].state is DeliveryState.PENDING
-    assert seen["delivery"].attempted_at is None
+    assert seen["delivery"].interrupted  # marked as begun: a sender killed now leaves that mark
 
 
 @pytest.mark.parametrize(
@@ -134,7 +135,7 @@ def test_the_push_happens_after_commit_with_no_transaction_open(
 def test_the_push_outcome_is_recorded_in_the_ledger(
     store: MemoryStore, clock: FakeClock, team: Team, world, outcome: PushOutcome
 ) -> None:
-    service = MessagingService(store, clock, RecordingNotifier(lambda a: outcome))
+    service = MessagingService(store, clock, RecordingNotifier(lambda a: outcome), ThreadLocks())
     clock.advance(1)
     sent_at = clock.now()
 
@@ -158,7 +159,7 @@ def test_a_notifier_that_raises_records_a_one_line_failure_and_keeps_the_message
     def explode(announcement: Announcement) -> PushOutcome:
         raise RuntimeError("pane driver crashed\nTraceback details\nmore")
 
-    service = MessagingService(store, clock, RecordingNotifier(explode))
+    service = MessagingService(store, clock, RecordingNotifier(explode), ThreadLocks())
 
     result = service.send(team.fleet_id, team.director, team.worker, "still stored")
 
@@ -570,7 +571,7 @@ def test_every_attempt_of_the_ladder_is_a_ledger_row_in_order(
 ) -> None:
     hook = PushOutcome.skipped("no-waiting-hook", "tmux", "%1", "claude-hook")
     typed = PushOutcome.sent("tmux", "%1").after((hook,))
-    service = MessagingService(store, clock, RecordingNotifier(lambda a: typed))
+    service = MessagingService(store, clock, RecordingNotifier(lambda a: typed), ThreadLocks())
 
     result = service.send(team.fleet_id, team.director, team.worker, "hi")
 
@@ -587,7 +588,10 @@ def test_a_receipt_confirms_the_sent_attempt_once_and_only_for_its_recipient(
 ) -> None:
     hook = PushOutcome.skipped("no-waiting-hook", "tmux", "%1", "claude-hook")
     service = MessagingService(
-        store, clock, RecordingNotifier(lambda a: PushOutcome.sent("tmux", "%1").after((hook,)))
+        store,
+        clock,
+        RecordingNotifier(lambda a: PushOutcome.sent("tmux", "%1").after((hook,))),
+        ThreadLocks(),
     )
     task = service.send(team.fleet_id, team.director, team.worker, "hi").message.task_id
     first, later = clock.now(), clock.now().replace(year=2027)
@@ -604,7 +608,7 @@ def test_each_announcement_carries_the_recent_unread_ones_the_agent_has_not_take
     store: MemoryStore, clock: FakeClock, team: Team
 ) -> None:
     notifier = RecordingNotifier()
-    service = MessagingService(store, clock, notifier)
+    service = MessagingService(store, clock, notifier, ThreadLocks())
     send = lambda text: service.send(team.fleet_id, team.director, team.worker, text)  # noqa: E731
 
     first = send("one").message.task_id
@@ -624,7 +628,7 @@ def test_each_announcement_carries_the_recent_unread_ones_the_agent_has_not_take
 
 @pytest.fixture
 def limited(store: MemoryStore, clock: FakeClock, notifier: RecordingNotifier) -> MessagingService:
-    return MessagingService(store, clock, notifier, max_body_bytes=8)
+    return MessagingService(store, clock, notifier, ThreadLocks(), max_body_bytes=8)
 
 
 LIMIT_LINE = "message body is 9 bytes; the limit is 8 bytes (CAFLEET_MAX_BODY_BYTES)"

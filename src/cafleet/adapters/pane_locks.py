@@ -6,8 +6,8 @@ import fcntl
 import os
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from cafleet.adapters.private_files import (
@@ -64,3 +64,13 @@ class FileLocks(PaneLocks):
             yield
         finally:
             os.close(fd)  # closing the descriptor releases the lock
+
+
+class LazyLocks(PaneLocks):
+    """Locks made on first use: a command that locks no pane never opens the runtime directory."""
+
+    def __init__(self, make: Callable[[], PaneLocks]) -> None:
+        self._make = make
+
+    def hold(self, key: str, timeout: float) -> AbstractContextManager[None]:
+        return self._make().hold(key, timeout)

@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
+from cafleet.application.delivery_queue import QUEUE_WAIT_SECONDS, DeliveryQueue
 from cafleet.application.lookups import (
     acting_agent,
     active_agent,
@@ -20,9 +21,9 @@ from cafleet.application.lookups import (
     no_placement_row,
 )
 from cafleet.application.ports import (
-    Announcement,
     Clock,
     Notifier,
+    PaneLocks,
     PushTarget,
     UnitOfWork,
     UnitOfWorkFactory,
@@ -30,7 +31,6 @@ from cafleet.application.ports import (
 from cafleet.domain.agent import Agent
 from cafleet.domain.bounds import DEFAULT_MAX_BODY_BYTES
 from cafleet.domain.delivery import (
-    JOIN_WINDOW_SECONDS,
     Delivery,
     DeliveryState,
     PushOutcome,
@@ -83,7 +83,7 @@ class _Planned:
     """A stored delivery and, when a pane must be touched, where to push."""
 
     delivery: Delivery
-    announcement: Announcement | None
+    target: PushTarget | None
 
 
 class MessagingService:
@@ -92,12 +92,14 @@ class MessagingService:
         uow: UnitOfWorkFactory,
         clock: Clock,
         notifier: Notifier,
+        locks: PaneLocks,
         start_wait: float = START_WAIT_SECONDS,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        queue_wait: float = QUEUE_WAIT_SECONDS,
     ) -> None:
         self._uow = uow
         self._clock = clock
-        self._notifier = notifier
+        self._queue = DeliveryQueue(uow, clock, notifier, locks, queue_wait)
         self._start_wait = start_wait
         self._max_body_bytes = max_body_bytes
 
@@ -217,60 +219,36 @@ class MessagingService:
             return _skip_now(uow, delivery, SkipReason.NO_PLACEMENT)
         if placement.is_pending:
             return _skip_now(uow, delivery, SkipReason.PENDING_PANE)
-        untaken = uow.deliveries.announced_untaken(
-            recipient.agent_id, message.created_at - timedelta(seconds=JOIN_WINDOW_SECONDS)
-        )
-        uow.deliveries.add(delivery)
-        announcement = Announcement(
-            message.task_id,
-            message.from_agent_id,
-            message.created_at,
-            message.text,
-            PushTarget.of(placement),
-            tuple(untaken),
-        )
-        return _Planned(delivery, announcement)
+        uow.deliveries.add(delivery)  # queued: the pane's queue announces it (delivery_queue)
+        return _Planned(delivery, PushTarget.of(placement))
 
     def _push(self, planned: list[_Planned]) -> list[Delivery]:
-        """Announce pending deliveries with no transaction open, then record the outcomes."""
-        jobs = [p for p in planned if p.announcement is not None]
+        """Deliver pending rows through their panes' queues, with no transaction open; each
+        outcome is recorded as it comes."""
+        jobs = [p for p in planned if p.target is not None]
         if not jobs:
             return [p.delivery for p in planned]
         if len(jobs) == 1:
-            outcomes = [self._announce(jobs[0])]
+            outcomes = [self._deliver(jobs[0])]
         else:
             workers = min(BROADCAST_PUSH_WORKERS, len(jobs))
             with ThreadPoolExecutor(max_workers=workers) as pool:
-                outcomes = list(pool.map(self._announce, jobs))
-        settled: dict[int, Delivery] = {}
-        with self._uow(write=True) as uow:
-            now = self._clock.now()
-            for job, outcome in zip(jobs, outcomes, strict=True):
-                first, *later = job.delivery.attempts_of(outcome, now)
-                uow.deliveries.save(first)
-                for attempt in later:
-                    uow.deliveries.add(attempt)
-                settled[id(job)] = later[-1] if later else first
-            uow.commit()
+                outcomes = list(pool.map(self._deliver, jobs))
+        settled = {id(job): row for job, row in zip(jobs, outcomes, strict=True)}
         return [settled.get(id(p), p.delivery) for p in planned]
 
-    def _announce(self, job: _Planned) -> PushOutcome:
-        assert job.announcement is not None
-        announcement = job.announcement
-        if not announcement.target.ready:
-            target = self._when_ready(announcement.target)
-            if target is None:
-                return PushOutcome.skipped(
-                    SkipReason.AGENT_STARTING,
-                    announcement.target.backend.value,
-                    announcement.target.pane_id,
+    def _deliver(self, job: _Planned) -> Delivery:
+        target = job.target
+        assert target is not None
+        if not target.ready:
+            ready = self._when_ready(target)
+            if ready is None:
+                outcome = PushOutcome.skipped(
+                    SkipReason.AGENT_STARTING, target.backend.value, target.pane_id
                 )
-            announcement = replace(announcement, target=target)
-        try:
-            return self._notifier.announce(announcement)
-        except Exception as exc:  # a notifier bug must not lose the ledger record
-            first_line = str(exc).splitlines()[0] if str(exc) else ""
-            return PushOutcome.failed(f"{type(exc).__name__}: {first_line}")
+                return self._queue.record(job.delivery, outcome)
+            target = ready
+        return self._queue.deliver(job.delivery, target)
 
     def _when_ready(self, target: PushTarget) -> PushTarget | None:
         """Wait (bounded) until a starting member's agent was seen ready; None if it was not.

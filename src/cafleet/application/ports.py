@@ -134,6 +134,10 @@ class DeliveryRepository(Protocol):
 
     def count_pending_since(self, before: datetime) -> int: ...
 
+    def queued_for(self, recipient_agent_id: int) -> list[Delivery]:
+        """The pending rows of this recipient (the pane's delivery queue), in task order."""
+        ...
+
     def announced_untaken(self, recipient_agent_id: int, since: datetime) -> list[int]:
         """The unread messages to this recipient announced (a sent attempt) since `since`
         that its agent has not yet been seen to take in (no `confirmed_at`), oldest first."""

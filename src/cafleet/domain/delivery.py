@@ -70,6 +70,12 @@ JOIN_WINDOW_SECONDS = 60
 
 BEFORE_ENTER = " (before Enter)"
 
+# a pending row another process delivers: the pane's queue holder takes every queued row in order
+QUEUED = "queued"
+# a row whose delivery began (attempted_at set) in a process that ended before it recorded the
+# outcome: the preview may have been typed, even without its Enter, so it is not typed again
+INTERRUPTED = "interrupted: the delivering process ended before it recorded the outcome"
+
 _SKIP_WORDS = {
     SkipReason.SELF: "the recipient is the sender",
     SkipReason.NO_PLACEMENT: "the recipient has no pane",
@@ -186,6 +192,16 @@ class Delivery:
             confirmed_at=outcome.confirmed_at,
             attempted_at=at,
         )
+
+    def started(self, at: datetime) -> Delivery:
+        """This pending row as its delivery begins (the mark an interrupted one leaves)."""
+        return replace(self, attempted_at=at)
+
+    @property
+    def interrupted(self) -> bool:
+        """Pending, yet a delivery of it began: only the pane's queue holder delivers, so a
+        holder that finds such a row knows the process that began it ended."""
+        return self.state is DeliveryState.PENDING and self.attempted_at is not None
 
     def attempts_of(self, outcome: PushOutcome, at: datetime) -> list[Delivery]:
         """One row per attempt of the ladder, numbered from this row's attempt on."""

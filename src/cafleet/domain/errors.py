@@ -60,6 +60,6 @@ class SchemaMissing(Unavailable):
 class DatabaseBusy(Unavailable):
     def __init__(self) -> None:
         super().__init__(
-            "database is busy (another cafleet process held the write lock for more than 5s);"
+            "database is busy (other cafleet processes held the write lock for more than 60s);"
             " retry the command."
         )

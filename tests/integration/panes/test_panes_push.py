@@ -258,10 +258,13 @@ def test_twenty_concurrent_senders_pushing_into_one_live_pane(pane_fleet: PaneFl
     ]
     assert failures == []
     results = [json.loads(out) for out, _ in outputs]
-    assert [r["notification"]["state"] for r in results] == ["sent"] * 20
+    # a sender that found the pane busy left its row to the queue's holder, and says so
+    reports = {(r["notification"]["state"], r["notification"]["reason"]) for r in results}
+    assert reports <= {("sent", None), ("pending", "queued")}
     task_ids = [r["task"]["id"] for r in results]
     assert len(set(task_ids)) == 20
     for task_id in task_ids:
+        wait_until(lambda t=task_id: fleet.delivery(t)["state"] != "pending", "delivered")
         row = fleet.delivery(task_id)
         assert (row["state"], row["error"], row["pane_id"]) == ("sent", None, member.pane)
     # Every preview reached the agent intact, one submission each: the per-pane send lock

@@ -304,8 +304,8 @@ class PaneRig:
     ) -> MessagingService:
         notifier = PaneNotifier(self.keystrokes(), max_text_len)
         if start_wait is None:
-            return MessagingService(self.store, self.clock, notifier)
-        return MessagingService(self.store, self.clock, notifier, start_wait)
+            return MessagingService(self.store, self.clock, notifier, ThreadLocks())
+        return MessagingService(self.store, self.clock, notifier, ThreadLocks(), start_wait)
 
     def spawner(
         self,

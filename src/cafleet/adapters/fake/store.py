@@ -291,6 +291,16 @@ class MemoryDeliveries:
             if d.state is DeliveryState.PENDING and d.created_at < before
         )
 
+    def queued_for(self, recipient_agent_id: int) -> list[Delivery]:
+        return sorted(
+            (
+                d
+                for d in self._t.deliveries.values()
+                if d.state is DeliveryState.PENDING and d.recipient_agent_id == recipient_agent_id
+            ),
+            key=lambda d: (d.task_id, d.attempt),
+        )
+
 
 class MemoryMonitor:
     def __init__(self, t: MemoryTables) -> None:

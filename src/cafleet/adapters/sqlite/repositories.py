@@ -374,6 +374,17 @@ class SqlDeliveries:
         )
         return int(self._c.execute(query).scalar_one())
 
+    def queued_for(self, recipient_agent_id: int) -> list[Delivery]:
+        query = (
+            select(deliveries)
+            .where(  # pending rows are few: the (state, created_at) index finds them
+                deliveries.c.state == DeliveryState.PENDING.value,
+                deliveries.c.recipient_agent_id == recipient_agent_id,
+            )
+            .order_by(deliveries.c.task_id, deliveries.c.attempt)
+        )
+        return [rows.delivery_from(r) for r in self._c.execute(query)]
+
 
 class SqlMonitor:
     def __init__(self, conn: Connection) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+import time
 from pathlib import Path
 from types import TracebackType
 
@@ -20,7 +22,13 @@ from cafleet.adapters.sqlite.repositories import (
 )
 from cafleet.adapters.sqlite.schema import HEAD_REVISION
 from cafleet.application.ports import UnitOfWork, UnitOfWorkFactory
-from cafleet.domain.errors import SchemaMissing
+from cafleet.domain.errors import DatabaseBusy, SchemaMissing
+
+# SQLite's busy handler is not fair: under dozens of processes one writer can lose the lock
+# race for longer than the busy timeout. BEGIN IMMEDIATE has done nothing yet, so a write unit
+# of work retries it after a short random pause until this budget is spent.
+WRITE_WAIT_SECONDS = 60.0
+RETRY_PAUSE_SECONDS = (0.01, 0.1)
 
 
 class SqlUnitOfWork(UnitOfWork):
@@ -31,11 +39,15 @@ class SqlUnitOfWork(UnitOfWork):
         self._conn: Connection | None = None
 
     def __enter__(self) -> SqlUnitOfWork:
-        with translated(self._path):
-            conn = self._engine.connect().execution_options(
-                **{BEGIN_OPTION: WRITE_BEGIN if self._write else READ_BEGIN}
-            )
-            conn.begin()
+        deadline = time.monotonic() + WRITE_WAIT_SECONDS
+        while True:
+            try:
+                conn = self._begin()
+                break
+            except DatabaseBusy:
+                if not self._write or time.monotonic() >= deadline:
+                    raise
+                time.sleep(random.uniform(*RETRY_PAUSE_SECONDS))
         self._conn = conn
         self.fleets = SqlFleets(conn)
         self.agents = SqlAgents(conn)
@@ -45,6 +57,18 @@ class SqlUnitOfWork(UnitOfWork):
         self.monitor = SqlMonitor(conn)
         self.installs = SqlInstalls(conn)
         return self
+
+    def _begin(self) -> Connection:
+        with translated(self._path):
+            conn = self._engine.connect().execution_options(
+                **{BEGIN_OPTION: WRITE_BEGIN if self._write else READ_BEGIN}
+            )
+            try:
+                conn.begin()
+            except BaseException:
+                conn.close()
+                raise
+        return conn
 
     def commit(self) -> None:
         assert self._conn is not None, "commit() outside the unit of work"

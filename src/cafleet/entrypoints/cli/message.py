@@ -53,6 +53,11 @@ def undelivered_line(delivery: Delivery) -> str | None:
 
     if delivery.state is DeliveryState.SENT:
         return None
+    if delivery.state is DeliveryState.PENDING:
+        return (
+            "preview queued: another cafleet process is delivering to this pane and delivers"
+            " it next, in order (`message show --full` tells the outcome)"
+        )
     if delivery.state is DeliveryState.SKIPPED:
         return f"preview skipped: {describe_skip(delivery.error)}"
     return f"preview {delivery.state.value}: {delivery.error or 'no reason recorded'}"

@@ -1,0 +1,118 @@
+"""Load on one live pane: many simultaneous senders, and senders killed mid-delivery.
+
+The member is a stand-in composer that enables bracketed paste and logs every byte it
+receives, so the test sees exactly what was submitted: one paste followed by one Enter per
+message.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from panes_support import PaneFleet, wait_until
+
+RAWLOG = """import os, sys, tty
+tty.setraw(0)
+os.write(1, b"\\x1b[?2004hrawlog ready\\r\\n")
+with open(sys.argv[1], "ab", buffering=0) as log:
+    while True:
+        data = os.read(0, 65536)
+        if not data:
+            break
+        log.write(data)
+"""
+SUBMISSION = re.compile(rb"\x1b\[200~\[cafleet msg (\d+) from \d+ [^]]+\]\n.*?\x1b\[201~\r", re.S)
+
+
+def raw_member(fleet: PaneFleet, name: str) -> tuple[int, Path]:
+    script = fleet.tmp / "rawlog.py"
+    script.write_text(RAWLOG, encoding="utf-8")
+    log = fleet.tmp / f"{name}.bytes"
+    member = fleet.create_member(name, agent_argv=[sys.executable, str(script), str(log)])
+    fleet.wait_screen(member.pane, "rawlog ready")
+    return member.agent_id, log
+
+
+def submitted(log: Path) -> list[int]:
+    """The task ids submitted, in order; the whole log must be paste + Enter pairs."""
+    data = log.read_bytes() if log.exists() else b""
+    assert SUBMISSION.sub(b"", data) == b"", data[-400:]
+    return [int(task) for task in SUBMISSION.findall(data)]
+
+
+def send_argv(fleet: PaneFleet, to: int, text: str) -> tuple[str, ...]:
+    return (
+        "--json", "message", "send", "--fleet-id", str(fleet.fleet_id),
+        "--agent-id", str(fleet.director), "--to", str(to), "--text", text,
+    )  # fmt: skip
+
+
+def states(fleet: PaneFleet, to: int) -> list[tuple[int, str, str | None]]:
+    rows = fleet.rows(
+        "SELECT task_id, state, error FROM deliveries WHERE recipient_agent_id = ?"
+        " ORDER BY task_id, attempt",
+        to,
+    )
+    return [(int(r[0]), str(r[1]), r[2]) for r in rows]
+
+
+@pytest.mark.slow
+def test_thirty_five_simultaneous_senders_to_one_pane_are_all_submitted_once_in_order(
+    pane_fleet: PaneFleet,
+) -> None:
+    fleet = pane_fleet
+    member, log = raw_member(fleet, "sink")
+    started = time.monotonic()
+    procs = [fleet.popen(*send_argv(fleet, member, f"load {n}")) for n in range(35)]
+    outputs = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        outputs.append((proc.returncode, out, err, time.monotonic() - started))
+    assert [(code, err) for code, _, err, _ in outputs if code or err] == []
+    reports = [json.loads(out)["notification"] for _, out, _, _ in outputs]
+    assert {(r["state"], r["reason"]) for r in reports} <= {("sent", None), ("pending", "queued")}
+
+    def settled() -> list[tuple[int, str, str | None]] | None:
+        rows = states(fleet, member)
+        return rows if len(rows) == 35 and all(s != "pending" for _, s, _ in rows) else None
+
+    rows = wait_until(settled, "every delivery settled", timeout=60)
+    assert {(state, error) for _, state, error in rows} == {("sent", None)}
+    tasks = sorted(task for task, _, _ in rows)
+    wait_until(lambda: len(submitted(log)) >= 35, "35 submissions", timeout=30)
+    assert submitted(log) == tasks  # each once, in task order
+    # a sender is never held behind the others' deliveries: its own, then a few seconds
+    slowest = max(elapsed for *_, elapsed in outputs)
+    assert slowest < 25, [round(e, 1) for *_, e in outputs]
+
+
+@pytest.mark.slow
+def test_rows_left_pending_by_killed_senders_are_settled_by_the_next_delivery(
+    pane_fleet: PaneFleet,
+) -> None:
+    fleet = pane_fleet
+    member, log = raw_member(fleet, "sink")
+    slow = {"CAFLEET_SUBMIT_DELAY_CUSTOM": "2"}  # a long window between paste and Enter
+    for _ in range(3):
+        procs = [fleet.popen(*send_argv(fleet, member, "k9"), env=slow) for _ in range(3)]
+        time.sleep(1.5)
+        for proc in procs:
+            proc.send_signal(signal.SIGKILL)
+            proc.communicate(timeout=30)
+    assert any(state == "pending" for _, state, _ in states(fleet, member))
+
+    after = fleet.json(*send_argv(fleet, member, "after")[1:])
+
+    assert after["notification"]["state"] == "sent"
+    rows = states(fleet, member)
+    assert [s for _, s, _ in rows if s == "pending"] == []
+    interrupted = {task for task, state, error in rows if state == "failed"}
+    assert all(error.startswith("interrupted") for _, s, error in rows if s == "failed")
+    assert all(task not in interrupted for task in submitted(log))
+    assert submitted(log)[-1] == after["task"]["id"]
