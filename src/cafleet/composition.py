@@ -254,6 +254,7 @@ class Components:
 
     def messaging(self) -> MessagingService:
         from cafleet.adapters.pane_locks import LazyLocks
+        from cafleet.adapters.queue_drains import DrainProcess
         from cafleet.application.messaging import MessagingService
 
         return MessagingService(
@@ -263,6 +264,7 @@ class Components:
             LazyLocks(lambda: self.pane_locks),  # a send to no pane needs no runtime directory
             self.settings.start_timeout + 30,
             max_body_bytes=self.settings.max_body_bytes,
+            drains=DrainProcess(self.env),
         )
 
     def members(self) -> MemberService:

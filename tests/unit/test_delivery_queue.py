@@ -3,6 +3,7 @@ whoever holds the pane; a sender that cannot take it leaves its row queued."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import pytest
@@ -140,3 +141,63 @@ def test_the_queue_waits_for_a_starting_member_and_leaves_its_rows_to_their_send
     assert notifier.announced == []
     [row] = world.deliveries(task)
     assert row.state is DeliveryState.PENDING and not row.interrupted
+
+
+class HeldDrains:
+    """QueueDrains that only note what they were asked to drain."""
+
+    def __init__(self) -> None:
+        self.started: list[list[int]] = []
+
+    def start(self, recipients: Sequence[int]) -> None:
+        self.started.append(list(recipients))
+
+
+def test_the_holder_types_up_to_its_own_row_and_hands_later_rows_to_a_drainer(
+    store: MemoryStore, clock: FakeClock, pair: Pair, locks: ThreadLocks, world
+) -> None:
+    later: list[Delivery] = []
+
+    def outcome(announcement: Announcement) -> PushOutcome:
+        if announcement.text == "a":  # a later sender arrives while the holder types
+            later.append(messaging.send(pair.fleet_id, pair.director, pair.worker, "late").delivery)
+        return PushOutcome.sent("tmux", announcement.target.pane_id)
+
+    notifier = RecordingNotifier(outcome)
+    drains = HeldDrains()
+    messaging = MessagingService(store, clock, notifier, locks, queue_wait=0.0, drains=drains)
+    with locks.hold(queue_key(target_of(store, pair.worker)), 1):  # rows left to the holder
+        queued = [messaging.send(pair.fleet_id, pair.director, pair.worker, t) for t in "ab"]
+
+    mine = messaging.send(pair.fleet_id, pair.director, pair.worker, "mine")
+
+    assert [a.text for a in notifier.announced] == ["a", "b", "mine"]  # older rows first
+    assert mine.delivery.state is DeliveryState.SENT
+    assert [(d.state, d.error) for d in later] == [(DeliveryState.PENDING, QUEUED)]
+    assert drains.started == [[pair.worker]]  # the sender returns; a drainer takes the rest
+    messaging.drain_queued([pair.worker])  # what the drainer does
+    assert [a.text for a in notifier.announced] == ["a", "b", "mine", "late"]
+    for task in (*(r.message.task_id for r in queued), later[0].task_id):
+        [row] = world.deliveries(task)
+        assert row.state is DeliveryState.SENT
+    with store() as uow:
+        assert uow.deliveries.queued_for(pair.worker) == []
+
+
+def test_a_sender_far_down_the_queue_types_a_few_rows_and_leaves_the_rest_with_its_own(
+    store: MemoryStore, clock: FakeClock, pair: Pair, locks: ThreadLocks, world
+) -> None:
+    notifier = RecordingNotifier()
+    drains = HeldDrains()
+    messaging = MessagingService(store, clock, notifier, locks, queue_wait=0.0, drains=drains)
+    with locks.hold(queue_key(target_of(store, pair.worker)), 1):
+        for text in "abcde":
+            messaging.send(pair.fleet_id, pair.director, pair.worker, text)
+
+    mine = messaging.send(pair.fleet_id, pair.director, pair.worker, "mine")
+
+    assert [a.text for a in notifier.announced] == ["a", "b", "c"]
+    assert (mine.delivery.state, mine.delivery.error) == (DeliveryState.PENDING, QUEUED)
+    assert drains.started == [[pair.worker]]
+    messaging.drain_queued([pair.worker])
+    assert [a.text for a in notifier.announced] == ["a", "b", "c", "d", "e", "mine"]

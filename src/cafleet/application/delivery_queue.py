@@ -1,13 +1,15 @@
 """The per-pane delivery queue: every pending ledger row of a recipient is its queue.
 
 A sender stores its pending row first (the send transaction), then takes the queue lock of
-the recipient's pane and delivers every row queued there, oldest task first, its own among
-them. A sender that cannot take the lock within a moment leaves its row to the holder and
-reports it `pending` (`queued`): the holder reads the queue only after taking the lock, and
-reads it again after releasing it, so a row stored while the holder finished is never
-stranded. Each row is marked as begun (`attempted_at`) before it is announced; a pending row
-with that mark is one whose deliverer died, and it is settled `failed` (interrupted) rather
-than typed a second time.
+the recipient's pane and delivers the rows queued there, oldest task first, up to its own
+(and at most a few: a row far down the queue is left like the others).
+A sender that cannot take the lock within a moment leaves its row to the holder and reports
+it `pending` (`queued`). Whoever releases the lock reads the queue again and, when rows are
+left, hands them to a drainer in the background, which holds the lock until the queue is
+empty: so no row is stranded, and no sender waits for other senders' messages to be typed.
+Each row is marked as begun (`attempted_at`) before it is announced; a pending row with that
+mark is one whose deliverer died, and it is settled `failed` (interrupted) rather than typed
+a second time.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from cafleet.domain.delivery import (
 from cafleet.domain.placement import Placement
 
 QUEUE_WAIT_SECONDS = 0.5  # how long a sender waits for the pane before leaving its row queued
+SENDER_ROWS = 3  # rows a sender types before leaving the rest (its own too, if behind) to a drainer
 
 
 def queue_key(target: PushTarget) -> str:
@@ -58,31 +61,28 @@ class DeliveryQueue:
         self._locks = locks
         self._wait = wait
 
-    def deliver(self, delivery: Delivery, target: PushTarget) -> Delivery:
-        """Deliver the recipient's queue (this row among it) if the pane is free; the row
-        as it stands then: settled, or pending with the note `queued`."""
+    def deliver(self, delivery: Delivery, target: PushTarget) -> tuple[Delivery, bool]:
+        """Deliver the recipient's queue up to this row if the pane is free. The row as it
+        stands then (settled, or pending with the note `queued`), and whether rows are left
+        for a drainer (see the module doc): never when another process held the lock."""
         recipient = target.agent_id
-        wait = self._wait
-        while True:
-            try:
-                with self._locks.hold(queue_key(target), wait):
-                    emptied = self.drain(recipient)
-            except TimeoutError:
-                break  # the holder reads the queue after taking the lock: the row is its now
-            if not emptied or not self._has_queue(recipient):
-                break
-            wait = 0.0  # a row came as the lock was released: whoever holds it now takes it
-        return self._row(delivery)
+        try:
+            with self._locks.hold(queue_key(target), self._wait):
+                emptied = self.drain(recipient, through=delivery.task_id, most=SENDER_ROWS)
+        except TimeoutError:  # the holder reads the queue after taking the lock: the row is its
+            return self._row(delivery), False
+        return self._row(delivery), emptied and self._has_queue(recipient)
 
     def deliver_queued(self, target: PushTarget) -> None:
-        """Deliver what is queued for this pane unless another process holds it (which then
-        does): rows whose sender ended before it delivered them."""
-        if self._has_queue(target.agent_id):
+        """The drainer: deliver what is queued for this pane until it stays empty, unless
+        another process holds it (which reads the queue again when it lets go)."""
+        while self._has_queue(target.agent_id):
             try:
                 with self._locks.hold(queue_key(target), 0.0):
-                    self.drain(target.agent_id)
+                    if not self.drain(target.agent_id):
+                        return  # the member is starting: its senders wait for it
             except TimeoutError:
-                pass
+                return
 
     def record(self, delivery: Delivery, outcome: PushOutcome) -> Delivery:
         """Store one row's outcome (the ladder's earlier attempts as rows of their own)."""
@@ -94,9 +94,11 @@ class DeliveryQueue:
             uow.commit()
         return later[-1] if later else first
 
-    def drain(self, recipient: int) -> bool:
-        """Under the pane's queue lock: deliver the queued rows in task order. False when it
-        stopped with rows left for their senders (the member is still starting)."""
+    def drain(self, recipient: int, through: int | None = None, most: int | None = None) -> bool:
+        """Under the pane's queue lock: deliver the queued rows in task order, up to the task
+        `through` and at most `most` rows when given. False when it stopped with rows left
+        for their senders (the member is still starting)."""
+        delivered = 0
         while True:
             step = self._next(recipient)
             if step is None:
@@ -108,6 +110,9 @@ class DeliveryQueue:
                 outcome = self._announce(announcement)
             assert outcome is not None
             self.record(row, outcome)
+            delivered += 1
+            if (through is not None and row.task_id >= through) or delivered == most:
+                return True
 
     def _next(
         self, recipient: int

@@ -25,6 +25,7 @@ from cafleet.application.ports import (
     Notifier,
     PaneLocks,
     PushTarget,
+    QueueDrains,
     UnitOfWork,
     UnitOfWorkFactory,
 )
@@ -96,10 +97,12 @@ class MessagingService:
         start_wait: float = START_WAIT_SECONDS,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         queue_wait: float = QUEUE_WAIT_SECONDS,
+        drains: QueueDrains | None = None,
     ) -> None:
         self._uow = uow
         self._clock = clock
         self._queue = DeliveryQueue(uow, clock, notifier, locks, queue_wait)
+        self._drains = drains  # None: rows left queued are delivered before returning
         self._start_wait = start_wait
         self._max_body_bytes = max_body_bytes
 
@@ -224,20 +227,36 @@ class MessagingService:
 
     def _push(self, planned: list[_Planned]) -> list[Delivery]:
         """Deliver pending rows through their panes' queues, with no transaction open; each
-        outcome is recorded as it comes."""
+        outcome is recorded as it comes. Rows other senders left queued behind ours are
+        handed to the background once no worker thread runs."""
         jobs = [p for p in planned if p.target is not None]
         if not jobs:
             return [p.delivery for p in planned]
         if len(jobs) == 1:
-            outcomes = [self._deliver(jobs[0])]
+            results = [self._deliver(jobs[0])]
         else:
             workers = min(BROADCAST_PUSH_WORKERS, len(jobs))
             with ThreadPoolExecutor(max_workers=workers) as pool:
-                outcomes = list(pool.map(self._deliver, jobs))
-        settled = {id(job): row for job, row in zip(jobs, outcomes, strict=True)}
+                results = list(pool.map(self._deliver, jobs))
+        left = [target.agent_id for _, target in results if target is not None]
+        if left:
+            if self._drains is None:
+                self.drain_queued(left)
+            else:
+                self._drains.start(left)
+        settled = {id(job): row for job, (row, _) in zip(jobs, results, strict=True)}
         return [settled.get(id(p), p.delivery) for p in planned]
 
-    def _deliver(self, job: _Planned) -> Delivery:
+    def drain_queued(self, recipients: Sequence[int]) -> None:
+        """Deliver what is queued for these recipients' panes (see delivery_queue)."""
+        for recipient in recipients:
+            with self._uow() as uow:
+                placement = uow.placements.get(recipient)
+            if placement is not None and not placement.is_pending:
+                self._queue.deliver_queued(PushTarget.of(placement))
+
+    def _deliver(self, job: _Planned) -> tuple[Delivery, PushTarget | None]:
+        """The row after delivery, and its pane when rows are queued there still."""
         target = job.target
         assert target is not None
         if not target.ready:
@@ -246,9 +265,10 @@ class MessagingService:
                 outcome = PushOutcome.skipped(
                     SkipReason.AGENT_STARTING, target.backend.value, target.pane_id
                 )
-                return self._queue.record(job.delivery, outcome)
+                return self._queue.record(job.delivery, outcome), None
             target = ready
-        return self._queue.deliver(job.delivery, target)
+        row, rows_left = self._queue.deliver(job.delivery, target)
+        return row, target if rows_left else None
 
     def _when_ready(self, target: PushTarget) -> PushTarget | None:
         """Wait (bounded) until a starting member's agent was seen ready; None if it was not.

@@ -362,6 +362,13 @@ class LaunchPads(Protocol):
         ...
 
 
+class QueueDrains(Protocol):
+    """Delivers what is left queued for these recipients' panes away from the command that
+    found it, so that command's caller does not wait for other senders' messages."""
+
+    def start(self, recipients: Sequence[int]) -> None: ...
+
+
 class PaneLocks(Protocol):
     """Exclusive per-pane locks so two processes never interleave keystrokes in one pane."""
 
