@@ -113,7 +113,9 @@ class MonitorSchedule:
 
 
 def _elapsed(since: datetime | None, now: datetime, seconds: int) -> bool:
-    return since is None or now - since >= timedelta(seconds=seconds)
+    """A time in the future (the clock jumped back) counts as elapsed: waiting for the
+    clock to catch up would silence the agent for as long as the jump."""
+    return since is None or since > now or now - since >= timedelta(seconds=seconds)
 
 
 @dataclass(frozen=True)

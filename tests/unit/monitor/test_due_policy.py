@@ -265,3 +265,18 @@ def test_observed_keeps_the_ping_time() -> None:
     schedule = pinged(last_ping=50, last_stall=60)
 
     assert schedule.observed(alive=False, native_status="idle").last_ping_at == at(50)
+
+
+# --------------------------------------------------------------------------- clock jumps
+
+
+def test_a_ping_recorded_in_the_future_counts_as_elapsed() -> None:
+    schedule = pinged(720, last_ping=3600, last_stall=None)
+
+    assert schedule.due(at(1), alive=True, stall_interval=0) == ("interval",)
+
+
+def test_a_stall_check_recorded_in_the_future_counts_as_elapsed() -> None:
+    schedule = pinged(720, last_ping=0, last_stall=3600)
+
+    assert schedule.due(at(1), alive=True, stall_interval=STALL) == ("stall-check",)

@@ -159,3 +159,23 @@ def test_a_restart_by_another_process_sees_the_same_cadence(fleet: Any, new_proc
 
     assert second.wakes() == []
     assert fleet.runtime().pid is None  # released again by the successor
+
+
+# --------------------------------------------------------------------------- clock jumps
+
+
+def test_after_the_clock_jumps_back_an_hour_the_cadence_resumes_at_once(fleet: Any) -> None:
+    """Times recorded before a backward jump lie in the future: they count as elapsed."""
+    member = fleet.members["worker"]
+    service = fleet.service(stall_interval=240)
+    service.config(fleet.fleet_id, member, interval_seconds=60)
+    ahead = fleet.at(HOUR)
+    for agent_id in (fleet.director_id, member):
+        fleet.edit_schedule(agent_id, last_ping_at=ahead, last_stall_check_at=ahead)
+
+    run = fleet.run(service, ticks=5, tick_seconds=60)  # 0 s .. 240 s
+
+    assert run.wake_times(member) == [0.0, 60.0, 120.0, 180.0, 240.0]
+    assert run.reasons_at(member, 0) == ("interval", "stall-check")
+    assert run.reasons_at(fleet.director_id, 0) == ("interval", "stall-check")
+    assert run.wake_times(fleet.director_id) == [0.0, 180.0, 240.0]
