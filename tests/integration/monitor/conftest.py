@@ -205,11 +205,11 @@ class MonitoredFleet:
     member_log: Path
     loops: list[LoopProcess] = field(default_factory=list)
 
+    def loop_argv(self, *extra: str) -> list[str]:
+        return [*CAFLEET, "monitor", "start", "--fleet-id", str(self.fleet_id), *extra]
+
     def start_loop(self, *extra: str) -> LoopProcess:
-        loop = LoopProcess(
-            [*CAFLEET, "monitor", "start", "--fleet-id", str(self.fleet_id), *extra],
-            self.cli.env,
-        )
+        loop = LoopProcess(self.loop_argv(*extra), self.cli.env)
         self.loops.append(loop)
         return loop
 

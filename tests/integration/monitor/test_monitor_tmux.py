@@ -4,6 +4,7 @@ the demo agent as the monitoring member (§5.7, §9)."""
 from __future__ import annotations
 
 import socket
+import subprocess
 from typing import Any
 
 import pytest
@@ -165,3 +166,37 @@ def test_config_refuses_the_monitoring_member(idle_fleet: Any) -> None:
         f"Error: agent {idle_fleet.watcher_id} is not enrolled in monitoring"
         f" for fleet {idle_fleet.fleet_id}."
     )
+
+
+# --------------------------------------------------------------------------- faults
+
+
+def test_the_loop_outlives_its_stdout_reader(monitored: Any) -> None:
+    """`cafleet monitor start | head -1`: the reader leaves, the watch goes on."""
+    proc = subprocess.Popen(
+        monitored.loop_argv("--tick", "1"),
+        env=monitored.cli.env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().startswith("monitor loop started")
+        proc.stdout.close()  # like `head -1` exiting
+        woken = len(monitored.wakes())
+        monitored.wait_until(lambda: len(monitored.wakes()) >= woken + 3, "three more wakes")
+        assert proc.poll() is None
+        assert monitored.status()["runtime"]["pid"] == proc.pid
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+    assert proc.returncode == 0
+    assert err.splitlines() == [
+        "standard output is closed (Broken pipe); the monitor goes on, on stderr only"
+    ]
+    assert monitored.runtime_row()["pid"] is None

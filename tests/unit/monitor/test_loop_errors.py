@@ -135,3 +135,37 @@ def test_a_stop_request_during_the_sleep_ends_it_early(fleet: Any) -> None:
     assert code == 0
     assert fleet.clock.now() == stop_at
     assert fleet.runtime().pid is None
+
+
+def test_a_closed_standard_output_is_said_once_and_the_loop_goes_on(fleet: Any) -> None:
+    service = fleet.service(stall_interval=0)
+    service.config(fleet.fleet_id, fleet.members["worker"], interval_seconds=10)
+    written: list[str] = []
+    err: list[str] = []
+    attempts = 0
+
+    def closing_out(line: str) -> None:
+        nonlocal attempts
+        attempts += 1
+        if written:  # the reader took one line and left
+            raise BrokenPipeError(32, "Broken pipe")
+        written.append(line)
+
+    code = run_loop(
+        service,
+        fleet.clock,
+        fleet.fleet_id,
+        5,
+        pid=4242,
+        should_stop=lambda: fleet.clock.now() >= fleet.at(30),
+        out=closing_out,
+        err=err.append,
+    )
+
+    assert code == 0
+    assert written == [f"monitor loop started (fleet {fleet.fleet_id}, tick 5s, pid 4242)"]
+    assert attempts == 2  # nothing more is written once the pipe is known closed
+    assert err == ["standard output is closed (Broken pipe); the monitor goes on, on stderr only"]
+    # woken at 0, 10 and 20 s: the ticks went on after the pipe closed
+    assert fleet.schedule(fleet.members["worker"]).last_ping_at == fleet.at(20)
+    assert fleet.runtime().pid is None

@@ -30,6 +30,7 @@ def monitor() -> None:
 )
 @click.pass_context
 def start(ctx: click.Context, fleet_id: int | None, tick: int) -> None:
+    import os
     import signal
     import sys
 
@@ -47,8 +48,15 @@ def start(ctx: click.Context, fleet_id: int | None, tick: int) -> None:
     signal.signal(signal.SIGINT, on_signal)
 
     def out(line: str) -> None:
-        click.echo(line)
-        sys.stdout.flush()
+        try:
+            click.echo(line)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            # the reader left: later writes, and the flush at exit, go nowhere instead
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+            raise
 
     feeds = container.state_feeds()
     try:

@@ -52,7 +52,8 @@ def run_loop(
 ) -> int:
     """Exit status: 0 on a signal or fleet deletion, 1 when displaced. Every line goes out
     with its controls escaped (agent names and error texts are quoted in them)."""
-    out, err = _escaping(out), _escaping(err)
+    err = _escaping(err)
+    out = _escaping(_until_closed(out, err))
     if not service.has_watcher(fleet_id):
         err(
             f"Warning: fleet {fleet_id} has no monitoring member; the monitor heartbeat will"
@@ -103,6 +104,23 @@ def _report(report: TickReport, clock: Clock, out: Echo, complaints: _Throttle) 
             )
     elif report.not_delivered is not None:
         complaints.say("wake", f"{now} wake not delivered: {report.not_delivered}")
+
+
+def _until_closed(out: Echo, err: Echo) -> Echo:
+    """Standard output whose reader went away (`| head -1`, a closed terminal) is dropped,
+    said once on stderr; the watch itself goes on."""
+    closed: list[str] = []
+
+    def echo(line: str) -> None:
+        if closed:
+            return
+        try:
+            out(line)
+        except OSError as exc:  # EPIPE, EIO
+            closed.append(exc.strerror or type(exc).__name__)
+            err(f"standard output is closed ({closed[0]}); the monitor goes on, on stderr only")
+
+    return echo
 
 
 def _escaping(echo: Echo) -> Echo:
