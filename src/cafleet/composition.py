@@ -205,19 +205,16 @@ class Components:
         )
 
     def require_current_skills(self) -> None:
-        """The gate in front of team commands; a missing database means nothing installed.
+        """The gate in front of team commands. A missing database or schema is said as such
+        (the fix is the same `cafleet setup`, but the user should know what is missing).
 
         It reads the install records directly: building the installer would import file
         copying machinery that a hot command never uses."""
         from cafleet import __version__
-        from cafleet.domain.errors import SchemaMissing
         from cafleet.domain.skills import require_current
 
-        try:
-            with self.install_records() as uow:
-                installs = uow.installs.list()
-        except SchemaMissing:
-            installs = []
+        with self.install_records() as uow:
+            installs = uow.installs.list()
         require_current(installs, __version__)
 
     def member_spawner(self) -> MemberSpawner:

@@ -16,7 +16,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -55,11 +55,12 @@ def run_cafleet(
     input: str | bytes | None = None,
     cwd: Path | None = None,
     timeout: float = 120,
+    wrapper: Sequence[str] = (),
 ) -> Result:
     """Run the installed `cafleet` with exactly `env`; never a traceback on stderr."""
     data = input.encode() if isinstance(input, str) else input
     done = subprocess.run(
-        [*CAFLEET, *args],
+        [*wrapper, *CAFLEET, *args],
         env=dict(env),
         input=data if data is not None else b"",
         capture_output=True,
@@ -79,11 +80,12 @@ def run_cafleet(
 class Cli:
     """`cafleet` bound to an environment; per-call overrides (None removes a variable)."""
 
-    def __init__(self, env: Mapping[str, str]) -> None:
+    def __init__(self, env: Mapping[str, str], wrapper: Sequence[str] = ()) -> None:
         self.env = dict(env)
+        self.wrapper = tuple(wrapper)  # a command the CLI runs under (see `unprivileged_cli`)
 
     def with_env(self, **overrides: str | None) -> Cli:
-        return Cli(self._merged(overrides))
+        return Cli(self._merged(overrides), self.wrapper)
 
     def _merged(self, overrides: Mapping[str, str | None] | None) -> dict[str, str]:
         env = dict(self.env)
@@ -101,7 +103,7 @@ class Cli:
         cwd: Path | None = None,
         env: Mapping[str, str | None] | None = None,
     ) -> Result:
-        return run_cafleet(*args, env=self._merged(env), input=input, cwd=cwd)
+        return run_cafleet(*args, env=self._merged(env), input=input, cwd=cwd, wrapper=self.wrapper)
 
     def ok(self, *args: str, **kwargs: Any) -> str:
         """Run, insist on exit 0 and a silent stderr, return stdout."""
@@ -221,6 +223,24 @@ def run_cafleet_fixture() -> Any:
 def cli(env: dict[str, str]) -> Cli:
     """`cafleet` outside any multiplexer, on the temporary database."""
     return Cli(env)
+
+
+# root passes every permission check; without these two capabilities it meets them like anyone
+WITHOUT_DAC_OVERRIDE = (
+    "--inh-caps=-dac_override,-dac_read_search",
+    "--bounding-set=-dac_override,-dac_read_search",
+)
+
+
+@pytest.fixture
+def unprivileged_cli(env: dict[str, str]) -> Cli:
+    """`cafleet` as a user that file permissions apply to (root without its override)."""
+    if os.geteuid() != 0:
+        return Cli(env)
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root without setpriv: permission bits cannot be tested")
+    return Cli(env, (setpriv, *WITHOUT_DAC_OVERRIDE))
 
 
 @pytest.fixture

@@ -175,11 +175,15 @@ GATED = [
 ]
 
 
+def missing_database(path):
+    return f"Error: database {path} does not exist; run 'cafleet setup' to create it"
+
+
 @pytest.mark.parametrize("args", GATED, ids=lambda a: " ".join(a[:2]))
 def test_missing_database_file_stops_team_commands_at_the_gate(cli, tmp_path, args):
     path = tmp_path / "nowhere" / "cafleet.db"
     line = cli.fails(*args, env={"CAFLEET_DATABASE_URL": f"sqlite:///{path}"})
-    assert line == NO_SKILLS
+    assert line == missing_database(path)
     assert not path.parent.exists()
 
 
@@ -188,20 +192,36 @@ def test_missing_database_file_is_reported_by_a_non_gated_command(cli, tmp_path,
     line = cli.fails(
         "setup", "skill", "--agent", "claude", env={"CAFLEET_DATABASE_URL": f"sqlite:///{path}"}
     )
-    assert line == SCHEMA_MISSING
+    assert line == missing_database(path)
     assert not path.parent.exists()
 
 
 def test_missing_database_file_in_existing_directory_is_not_created(cli, db_path):
-    assert cli.fails("setup", "skill", "--agent", "claude") == SCHEMA_MISSING
-    assert cli.fails(*SEND) == NO_SKILLS
+    assert cli.fails("setup", "skill", "--agent", "claude") == missing_database(db_path)
+    assert cli.fails(*SEND) == missing_database(db_path)
     assert not db_path.exists()
 
 
 def test_empty_database_file_reports_the_missing_schema(cli, db_path):
     db_path.touch()
     assert cli.fails("setup", "skill", "--agent", "claude") == SCHEMA_MISSING
-    assert cli.fails(*SEND) == NO_SKILLS
+    assert cli.fails(*SEND) == SCHEMA_MISSING
+
+
+NEWER = (
+    "Error: the database schema is at revision 0099, newer than this cafleet knows"
+    " (head 0004); upgrade cafleet"
+)
+
+
+@pytest.mark.parametrize("args", [SEND, ("fleet", "list"), ("setup", "db")])
+def test_a_database_from_a_newer_cafleet_asks_for_an_upgrade(cli, db, db_path, args):
+    migrate(db_path)
+    cli.ok("setup", "skill", "--agent", "claude")
+    db.execute("UPDATE alembic_version SET version_num = '0099'")
+
+    assert cli.fails(*args) == NEWER
+    assert db.count("fleets") == 0
 
 
 def test_message_send_on_a_populated_0001_database_reports_the_outdated_schema(cli, db, db_path):
@@ -328,3 +348,63 @@ def test_a_body_over_the_limit_is_refused_before_anything_else(migrated, cli, tm
         "Error: message body is 1025 bytes; the limit is 1024 bytes (CAFLEET_MAX_BODY_BYTES)\n"
     )
     assert migrated.count("tasks") == 0
+
+
+# --------------------------------------------------------------------------- unreadable paths
+
+
+@pytest.fixture
+def locked(tmp_path):
+    """A directory nobody but root's override may enter; opened again for the cleanup."""
+    path = tmp_path / "locked"
+    path.mkdir()
+    path.chmod(0o000)
+    yield path
+    path.chmod(0o700)
+
+
+def cannot_enter(locked):
+    return f"Permission denied (directory {locked} cannot be entered)"
+
+
+@pytest.mark.parametrize(
+    "args", [("setup", "db"), ("setup", "skill"), ("fleet", "list"), SEND], ids=" ".join
+)
+def test_a_database_in_a_directory_that_cannot_be_entered_is_one_line(
+    unprivileged_cli, locked, args
+):
+    path = locked / "cafleet.db"
+    line = unprivileged_cli.fails(*args, env={"CAFLEET_DATABASE_URL": f"sqlite:///{path}"})
+
+    assert line == f"Error: cannot open database {path}: {cannot_enter(locked)}"
+
+
+def test_bare_setup_names_the_unreadable_database_for_each_half(unprivileged_cli, locked):
+    path = locked / "cafleet.db"
+    result = unprivileged_cli("setup", env={"CAFLEET_DATABASE_URL": f"sqlite:///{path}"})
+
+    problem = f"cannot open database {path}: {cannot_enter(locked)}"
+    assert result.code == 1, result
+    assert result.stdout.splitlines() == [
+        f"db half failed: {problem}",
+        f"skills half failed: {problem}",
+    ]
+    assert result.stderr == "Error: db and skills half failed\n"
+
+
+def test_doctor_shows_an_unreadable_database_as_unreadable_not_missing(unprivileged_cli, locked):
+    path = locked / "cafleet.db"
+    result = unprivileged_cli("doctor", env={"CAFLEET_DATABASE_URL": f"sqlite:///{path}"})
+
+    revision = next(line for line in result.stdout.splitlines() if "revision:" in line)
+    assert revision.split(None, 1)[1] == (
+        f"unreadable: cannot open database {path}: {cannot_enter(locked)}"
+    )
+
+
+def test_a_text_file_in_a_directory_that_cannot_be_entered_is_one_line(
+    unprivileged_cli, migrated, locked
+):
+    line = unprivileged_cli.fails(*SEND[:-2], "--text-file", str(locked / "body.txt"))
+
+    assert line == f"Error: --text-file {locked / 'body.txt'}: file is not readable."

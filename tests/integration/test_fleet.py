@@ -198,7 +198,7 @@ def test_fleet_create_requires_a_name(tmux_cli, migrated):
 
 def test_fleet_create_on_a_missing_database(tmux_cli, db_path):
     line = tmux_cli.fails("fleet", "create", "--name", "p")
-    assert line == "Error: no skills install is recorded; run 'cafleet setup' first"
+    assert line == f"Error: database {db_path} does not exist; run 'cafleet setup' to create it"
     assert not db_path.exists()
 
 

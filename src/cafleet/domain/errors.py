@@ -50,10 +50,26 @@ class UsageProblem(CafleetError):
 
 
 class SchemaMissing(Unavailable):
-    def __init__(self) -> None:
+    def __init__(self, message: str | None = None) -> None:
         super().__init__(
-            "the database schema is missing or outdated; "
+            message
+            or "the database schema is missing or outdated; "
             "run 'cafleet setup' or 'cafleet setup db' first"
+        )
+
+
+class DatabaseMissing(SchemaMissing):
+    def __init__(self, path: object) -> None:
+        super().__init__(f"database {path} does not exist; run 'cafleet setup' to create it")
+
+
+class SchemaNewer(SchemaMissing):
+    """A database migrated by a later cafleet: setup cannot help, upgrading cafleet can."""
+
+    def __init__(self, revision: str, head: str) -> None:
+        super().__init__(
+            f"the database schema is at revision {revision}, newer than this cafleet knows"
+            f" (head {head}); upgrade cafleet"
         )
 
 

@@ -382,8 +382,8 @@ def test_without_a_database_the_server_does_not_start(tmp_path: Path, served) ->
 
     assert done.code == 1
     assert done.stderr == (
-        "Error: the database schema is missing or outdated;"
-        " run 'cafleet setup' or 'cafleet setup db' first\n"
+        f"Error: database {tmp_path / 'missing.db'} does not exist;"
+        " run 'cafleet setup' to create it\n"
     )
 
 

@@ -170,10 +170,12 @@ def test_setup_skill_without_homes_or_agents_fails(migrated):
 
 
 @pytest.mark.parametrize("agents", [(), ("--agent", "claude")])
-def test_setup_skill_before_setup_db_reports_the_missing_schema(sandbox, agents):
+def test_setup_skill_before_setup_db_reports_the_missing_database(sandbox, agents):
     sandbox.make_agent_homes("claude")
 
-    assert sandbox.fails("setup", "skill", *agents) == SCHEMA_MISSING
+    assert sandbox.fails("setup", "skill", *agents) == (
+        f"Error: database {sandbox.db_path} does not exist; run 'cafleet setup' to create it"
+    )
     assert not sandbox.skills_dir("claude").exists()
 
 

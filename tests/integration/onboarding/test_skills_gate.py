@@ -29,14 +29,19 @@ def test_gated_command_without_a_recorded_install_is_refused(migrated, command):
 
 
 def test_gated_command_without_a_database_is_refused_without_creating_it(sandbox):
-    assert sandbox.fails("fleet", "list") == NOTHING_RECORDED
+    assert sandbox.fails("fleet", "list") == (
+        f"Error: database {sandbox.db_path} does not exist; run 'cafleet setup' to create it"
+    )
     assert not sandbox.db_path.exists()
 
 
 def test_gated_command_on_an_empty_database_file_is_refused(sandbox):
     sandbox.db_path.touch()
 
-    assert sandbox.fails("fleet", "list") == NOTHING_RECORDED
+    assert sandbox.fails("fleet", "list") == (
+        "Error: the database schema is missing or outdated; run 'cafleet setup' or"
+        " 'cafleet setup db' first"
+    )
 
 
 def test_gate_runs_before_the_fleet_id_check(migrated):

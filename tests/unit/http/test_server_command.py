@@ -152,8 +152,7 @@ def test_a_missing_database_stops_it_before_listening(run, monkeypatch, tmp_path
 
     assert result.exit_code == 1
     assert result.stderr == (
-        "Error: the database schema is missing or outdated;"
-        " run 'cafleet setup' or 'cafleet setup db' first\n"
+        f"Error: database {tmp_path}/missing.db does not exist; run 'cafleet setup' to create it\n"
     )
 
 

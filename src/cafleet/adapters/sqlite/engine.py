@@ -15,7 +15,8 @@ from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.pool import QueuePool
 
 from cafleet.adapters.sqlite.errors import translated
-from cafleet.domain.errors import SchemaMissing, Unavailable
+from cafleet.adapters.sqlite.files import database_exists
+from cafleet.domain.errors import DatabaseMissing
 
 BUSY_TIMEOUT_MS = 5000
 BEGIN_OPTION = "cafleet_begin"
@@ -25,10 +26,8 @@ READ_BEGIN = "BEGIN"
 
 def open_engine(path: Path, *, create: bool = False) -> Engine:
     """An engine for an existing database file (or a new one when create=True)."""
-    if not create and not path.exists():
-        raise SchemaMissing()
-    if path.is_dir():
-        raise Unavailable(f"cannot open database {path}: it is a directory")
+    if not database_exists(path) and not create:
+        raise DatabaseMissing(path)
     mode = "rwc" if create else "rw"
     uri = f"{path.absolute().as_uri()}?mode={mode}"
 

@@ -8,7 +8,8 @@ from enum import Enum
 from pathlib import Path
 
 from cafleet.adapters.sqlite.errors import translated
-from cafleet.domain.errors import Invalid, Unavailable
+from cafleet.adapters.sqlite.files import database_exists
+from cafleet.domain.errors import Invalid, SchemaNewer, Unavailable
 
 HEAD_REVISION = "0004"
 MIGRATIONS = Path(__file__).resolve().parent.parent.parent / "migrations"
@@ -28,8 +29,12 @@ class MigrationReport:
 
 
 def require_file_path(path: Path) -> None:
-    if path.is_dir():
-        raise Unavailable(f"cannot open database {path}: it is a directory")
+    database_exists(path)
+
+
+def newer_than_head(revision: str) -> bool:
+    """Revisions are numbered (0001, 0002...): a higher number comes from a later cafleet."""
+    return revision.isdigit() and int(revision) > int(HEAD_REVISION)
 
 
 def _use_wal(path: Path) -> None:
@@ -68,6 +73,8 @@ def migrate(path: Path, target: str = "head") -> MigrationReport:
             "DB has existing tables but no alembic_version; refusing to migrate an unknown"
             " schema. Point CAFLEET_DATABASE_URL at a new file."
         )
+    if current is not None and newer_than_head(current):
+        raise SchemaNewer(current, HEAD_REVISION)
     if current is not None and current not in known:
         raise Invalid(
             f"DB schema is at revision {current} which is unknown to this version of cafleet."
@@ -90,7 +97,7 @@ def migrate(path: Path, target: str = "head") -> MigrationReport:
 
 
 def _inspect(path: Path) -> tuple[str | None, bool]:
-    if not path.exists():
+    if not database_exists(path):
         return None, False
     with translated(path):
         conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)
@@ -111,7 +118,7 @@ def _inspect(path: Path) -> tuple[str | None, bool]:
 
 
 def journal_mode(path: Path) -> str | None:
-    if not path.exists():
+    if not database_exists(path):
         return None
     with translated(path):
         conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)

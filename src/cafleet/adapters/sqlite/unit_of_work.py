@@ -20,9 +20,9 @@ from cafleet.adapters.sqlite.repositories import (
     SqlMonitor,
     SqlPlacements,
 )
-from cafleet.adapters.sqlite.schema import HEAD_REVISION
+from cafleet.adapters.sqlite.schema import HEAD_REVISION, newer_than_head
 from cafleet.application.ports import UnitOfWork, UnitOfWorkFactory
-from cafleet.domain.errors import DatabaseBusy, SchemaMissing
+from cafleet.domain.errors import DatabaseBusy, SchemaMissing, SchemaNewer
 
 # SQLite's busy handler is not fair: under dozens of processes one writer can lose the lock
 # race for longer than the busy timeout. BEGIN IMMEDIATE has done nothing yet, so a write unit
@@ -105,6 +105,8 @@ class SqlUnitOfWorkFactory(UnitOfWorkFactory):
         refused up front, not when a statement happens to touch a newer column."""
         with translated(self._path), self._engine.connect() as conn:
             revision = conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar()
+        if revision is not None and newer_than_head(str(revision)):
+            raise SchemaNewer(str(revision), HEAD_REVISION)
         if revision != HEAD_REVISION:
             raise SchemaMissing()
         self._revision_checked = True

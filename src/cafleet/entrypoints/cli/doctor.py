@@ -92,8 +92,8 @@ def _database(components: Components) -> dict[str, Any]:
         section["journal_mode"] = journal_mode(path)
         if section["revision"] == HEAD_REVISION:
             section["pending_deliveries"] = components.skills().pending_deliveries()
-    except CafleetError:
-        pass  # an unreadable database shows as missing
+    except CafleetError as exc:
+        section["problem"] = exc.message  # an unreadable database is not a missing one
     return section
 
 
@@ -168,6 +168,7 @@ def _pairs(argv: list[str]) -> list[tuple[str, str]]:
 
 
 def _text(report: dict[str, Any]) -> str:
+    from cafleet.adapters.sqlite.schema import newer_than_head
     from cafleet.entrypoints.cli.rendering import labelled
 
     mux, db, skills = report["multiplexer"], report["database"], report["skills"]
@@ -188,10 +189,14 @@ def _text(report: dict[str, Any]) -> str:
                 indent="  ",
             )
         )
-    if db["revision"] is None:
+    if "problem" in db:
+        revision = f"unreadable: {db['problem']}"
+    elif db["revision"] is None:
         revision = "missing (run 'cafleet setup')"
     elif db["revision"] == db["head"]:
         revision = f"{db['revision']} (head)"
+    elif newer_than_head(db["revision"]):
+        revision = f"{db['revision']} (newer than head {db['head']}; upgrade cafleet)"
     else:
         revision = f"{db['revision']} (behind head {db['head']})"
     pending = "-" if db["pending_deliveries"] is None else f"{db['pending_deliveries']} deliveries"

@@ -24,12 +24,17 @@ def setup(ctx: click.Context) -> None:
         app_of(ctx).components  # noqa: B018 - settings are validated before either half
     except CafleetError as exc:
         fail(exc.message)
+    from cafleet.adapters.path_problems import os_error_line
+
     failed = []
     for half, run in (("db", _setup_db), ("skills", lambda: _setup_skills(ctx, ()))):
         try:
             run()
         except CafleetError as exc:
             click.echo(f"{half} half failed: {exc.message}")
+            failed.append(half)
+        except OSError as exc:
+            click.echo(f"{half} half failed: {os_error_line(exc)}")
             failed.append(half)
     if failed:
         fail(f"{' and '.join(failed)} half failed")

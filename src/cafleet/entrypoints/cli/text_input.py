@@ -50,7 +50,11 @@ def _read_stdin() -> str:
 
 def _read_file(name: str) -> str:
     path = Path(name)
-    if not path.is_file():
+    try:
+        regular = path.is_file()
+    except OSError:  # a directory on the way that this user may not enter
+        raise Invalid(f"--text-file {name}: file is not readable.") from None
+    if not regular:
         raise Invalid(f"--text-file {name}: file does not exist or is not a regular file.")
     try:
         data = path.read_bytes()
