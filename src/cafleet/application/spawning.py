@@ -119,12 +119,12 @@ class MemberSpawner:
             pad = self._pads.prepare(request.fleet_id, agent.agent_id)
             launcher = self._launcher(pad, checked, prompt, identity, placement)
             pane_id = driver.spawn(beside, launcher, {}, self._context.cwd)
-        except CafleetError as exc:
+        except Exception as exc:  # whatever failed, no member is left without a pane
             if pad is not None:
                 pad.discard()
             warning = self._rollback(agent.agent_id)
             raise _with_warning(
-                f"split_window failed: {exc.message}. Rolled back registration"
+                f"split_window failed: {_reason(exc)}. Rolled back registration"
                 f" of {agent.agent_id}.",
                 warning,
                 agent,
@@ -367,6 +367,14 @@ def _require_no_monitor(uow: UnitOfWork, fleet: Fleet) -> None:
                 f"fleet {fleet.fleet_id} already has an active monitoring member"
                 f" (agent {agent.agent_id}); only one is allowed."
             )
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, CafleetError):
+        return exc.message
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _with_warning(

@@ -13,12 +13,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from cafleet.domain.agent_profiles import PROFILES, AgentProfile, LaunchContext
-from cafleet.domain.errors import UsageProblem
+from cafleet.domain.errors import Invalid, UsageProblem
 from cafleet.domain.placement import CodingAgent, Multiplexer
 
 PROMPT_PLACEHOLDERS = ("fleet_id", "agent_id", "director_agent_id", "coding_agent")
 COMMAND_PLACEHOLDERS = ("prompt", "name", "model", *PROMPT_PLACEHOLDERS)
 
+# Every agent takes its spawn prompt as one argv word, and Linux caps one word at 128 KiB
+# (MAX_ARG_STRLEN); the margin leaves room for the placeholders and a template's own words.
+MAX_PROMPT_BYTES = 120 * 1024
 _BRACE_HINT = "Double literal braces ({{, }}) to keep them as text."
 _TOKEN = re.compile(r"\{\{|\}\}|\{([^{}]*)\}|[{}]")
 
@@ -88,7 +91,14 @@ def _supported(names: Iterable[str]) -> str:
 
 
 def check_prompt(template: str) -> None:
-    """Reject a spawn prompt that cannot be rendered, before anything is registered."""
+    """Reject a spawn prompt that cannot be rendered or passed, before anything is registered."""
+    size = len(template.encode("utf-8", errors="surrogatepass"))
+    if size > MAX_PROMPT_BYTES:
+        raise Invalid(
+            f"spawn prompt is {size} bytes; the limit is {MAX_PROMPT_BYTES} bytes (the agent"
+            " takes it as one command-line argument); put the long part in a file and name"
+            " the file in the prompt"
+        )
     _prompt_segments(template)
 
 

@@ -239,3 +239,26 @@ def test_the_documented_console_script_command_is_recognised_as_the_agent(
     sent = fleet.send(fleet.director, member.agent_id, "hello script")
     assert sent["notification"]["state"] == "sent"
     member.wait_event("ack")
+
+
+def test_a_prompt_too_long_for_one_argument_is_refused_and_nothing_is_left(
+    pane_fleet: PaneFleet,
+) -> None:
+    fleet = pane_fleet
+    prompt = fleet.tmp / "prompt.txt"
+    prompt.write_text("p" * 200_000)
+
+    result = fleet.run(
+        "member", "create", "--fleet-id", str(fleet.fleet_id), "--agent-id", str(fleet.director),
+        "--name", "big", "--description", "d", *fleet.custom_options(DEMO_AGENT),
+        "--text-file", str(prompt),
+    )  # fmt: skip
+
+    assert result.code == 1, result
+    assert result.stderr.splitlines() == [
+        "Error: spawn prompt is 200000 bytes; the limit is 122880 bytes (the agent takes it as"
+        " one command-line argument); put the long part in a file and name the file in the"
+        " prompt"
+    ]
+    assert fleet.rows("SELECT agent_id FROM agents WHERE name = 'big'") == []
+    assert set(fleet.tmux.panes()) == {fleet.director_pane}

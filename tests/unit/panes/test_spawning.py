@@ -17,6 +17,7 @@ from cafleet.application.ports import LauncherStatus
 from cafleet.application.spawning import MemberCreated, MemberRequest, MemberSpawner, SpawnContext
 from cafleet.domain.agent import AgentStatus, CardKind
 from cafleet.domain.agent_profiles import SPAWN_FILE, ReadyRule, SpawnFacts
+from cafleet.domain.coding_agents import MAX_PROMPT_BYTES
 from cafleet.domain.errors import CafleetError, Invalid, Unavailable, UsageProblem
 from cafleet.domain.placement import CodingAgent, Multiplexer
 
@@ -1086,3 +1087,47 @@ def test_a_placement_that_vanishes_before_the_pane_is_recorded_kills_the_new_pan
     assert rig.schedule(burned.agent_id) is None
     assert set(rig.driver.panes) == {DIRECTOR_PANE}
     assert rig.pad(burned.agent_id).discarded is True
+
+
+def test_a_spawn_that_fails_in_any_way_rolls_the_registration_back(
+    rig: PaneRig, spawning: Spawning
+) -> None:
+    rig.driver.failures["spawn"] = OSError(7, "Argument list too long")
+
+    with pytest.raises(Unavailable) as raised:
+        spawning.create()
+
+    burned = spawning.coder()
+    assert raised.value.message == (
+        f"split_window failed: Argument list too long. Rolled back registration of {burned}."
+    )
+    assert rig.store.tables.agents[burned].status is AgentStatus.DEREGISTERED
+    assert rig.placement(burned) is None
+    assert rig.schedule(burned) is None
+    assert set(rig.driver.panes) == {DIRECTOR_PANE}
+    assert rig.pad(burned).discarded is True
+
+
+def test_a_prompt_over_the_argument_bound_is_refused_before_anything_is_registered(
+    rig: PaneRig, spawning: Spawning
+) -> None:
+    agents_before = dict(rig.store.tables.agents)
+
+    with pytest.raises(Invalid) as raised:
+        spawning.create(prompt="p" * (MAX_PROMPT_BYTES + 1))
+
+    assert raised.value.message == (
+        f"spawn prompt is {MAX_PROMPT_BYTES + 1} bytes; the limit is {MAX_PROMPT_BYTES} bytes"
+        " (the agent takes it as one command-line argument); put the long part in a file and"
+        " name the file in the prompt"
+    )
+    assert rig.store.tables.agents == agents_before
+    assert set(rig.driver.panes) == {DIRECTOR_PANE}
+
+
+def test_a_prompt_at_the_bound_is_passed_whole(rig: PaneRig, spawning: Spawning) -> None:
+    prompt = "é" * (MAX_PROMPT_BYTES // 2)
+
+    created = spawning.create(prompt=prompt)
+
+    assert rig.driver.panes[created.placement.pane_id or ""].argv[-1] == prompt
