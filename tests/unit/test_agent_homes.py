@@ -110,7 +110,7 @@ class TestInstallerFollowsTheEnvironment:
         )
 
         assert installer.skills_dir(agent) == tmp_path / skills
-        assert installer.install(agent) == tmp_path / skills
+        assert installer.install(agent).directory == tmp_path / skills
         for name in SKILL_NAMES:
             assert (tmp_path / skills / name / "SKILL.md").is_file()
         assert list(home.iterdir()) == []

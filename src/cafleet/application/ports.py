@@ -24,7 +24,7 @@ from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule
 from cafleet.domain.panes import Key, PaneInfo, PromptAnswer
 from cafleet.domain.placement import CodingAgent, Multiplexer, PaneLocation, Placement
 from cafleet.domain.preview import preview
-from cafleet.domain.skills import SkillHome, SkillInstall
+from cafleet.domain.skills import SkillHome, SkillInstall, SkillsCopied
 
 
 class FleetRepository(Protocol):
@@ -442,8 +442,9 @@ class SkillInstaller(Protocol):
         ...
 
     def skills_dir(self, home: SkillHome) -> Path: ...
-    def install(self, home: SkillHome) -> Path:
-        """Replace each bundled skill in the home's skills directory; returns that directory."""
+    def install(self, home: SkillHome) -> SkillsCopied:
+        """Write each bundled skill's files into the home's skills directory, removing only
+        files an earlier install wrote; files of the user's are kept and listed."""
         ...
 
 

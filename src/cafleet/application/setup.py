@@ -29,10 +29,20 @@ class InstalledSkills:
     home: SkillHome
     version: str
     directory: Path
+    kept: tuple[str, ...] = ()  # files there that CAFleet did not write
 
     def line(self, user_home: Path) -> str:
         where = shown(self.directory, user_home)
         return f"{self.home.value}: installed {', '.join(SKILL_NAMES)} (v{self.version}) -> {where}"
+
+    def kept_line(self) -> str | None:
+        if not self.kept:
+            return None
+        noun = "file" if len(self.kept) == 1 else "files"
+        return (
+            f"{self.home.value}: kept {len(self.kept)} {noun} CAFleet did not write: "
+            + ", ".join(self.kept)
+        )
 
 
 class SkillsService:
@@ -66,11 +76,11 @@ class SkillsService:
             raise Invalid(NO_HOMES.format(looked=", ".join(looked)))
         done = []
         for home in targets:
-            directory = self._installer.install(home)
+            copied = self._installer.install(home)
             with self._uow(write=True) as uow:
                 uow.installs.record(SkillInstall(home.value, self._version, self._clock.now()))
                 uow.commit()
-            installed = InstalledSkills(home, self._version, directory)
+            installed = InstalledSkills(home, self._version, copied.directory, copied.kept)
             on_installed(installed)
             done.append(installed)
         return done

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
+from pathlib import Path
 
 from cafleet.domain.errors import Invalid
 
@@ -18,6 +19,15 @@ class SkillHome(StrEnum):
     CLAUDE = "claude"
     CODEX = "codex"
     OPENCODE = "opencode"
+
+
+@dataclass(frozen=True)
+class SkillsCopied:
+    """One home's install: its skills directory and the files there CAFleet did not write
+    (kept, relative to that directory)."""
+
+    directory: Path
+    kept: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

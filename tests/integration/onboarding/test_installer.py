@@ -90,7 +90,7 @@ def test_the_installed_bundle_is_complete(bundle_dir):
 def test_each_agent_gets_its_own_skills_dir(user_home, agent, relative):
     installer = FilesystemSkillInstaller(default_homes(user_home))
 
-    assert installer.install(agent) == user_home / relative
+    assert installer.install(agent).directory == user_home / relative
     for name in SKILL_NAMES:
         assert (user_home / relative / name / "SKILL.md").is_file()
 
@@ -109,7 +109,7 @@ def test_interrupted_copy_keeps_the_old_tree_and_leaves_no_staging(
     user_home, copied_bundle, monkeypatch
 ):
     installer = FilesystemSkillInstaller(default_homes(user_home), bundle=copied_bundle)
-    skills_dir = installer.install(SkillHome.CLAUDE)
+    skills_dir = installer.install(SkillHome.CLAUDE).directory
     old = skills_dir / "cafleet-design-doc"
     (old / "OLD.md").write_text("previous release\n")
     real_copytree = shutil.copytree
@@ -141,6 +141,6 @@ def test_an_explicit_install_creates_a_missing_home_named_by_a_variable(user_hom
     )
 
     assert installer.detected_homes() == []
-    assert installer.install(SkillHome.CODEX) == codex_home / "skills"
+    assert installer.install(SkillHome.CODEX).directory == codex_home / "skills"
     assert installer.detected_homes() == [SkillHome.CODEX]
     assert list(user_home.iterdir()) == []

@@ -35,7 +35,8 @@ def assert_skill_trees(sandbox, agent, bundle_dir):
         assert (tree / "SKILL.md").is_file(), tree
         assert (tree / "SKILL.md").read_bytes() == (bundle_dir / name / "SKILL.md").read_bytes()
         bundled = sorted(p.name for p in (bundle_dir / name).iterdir() if p.name != "__pycache__")
-        assert sorted(p.name for p in tree.iterdir()) == bundled
+        # the bundle's files and the manifest naming them (what a reinstall may remove)
+        assert sorted(p.name for p in tree.iterdir()) == sorted([*bundled, ".cafleet-files"])
 
 
 # --------------------------------------------------------------------------- bare setup

@@ -133,6 +133,8 @@ def test_a_newer_recorded_version_is_stale_too(installed, cli_version):
 def test_reinstall_after_an_upgrade_replaces_the_old_tree(installed, cli_version, bundle_dir):
     skill = installed.skills_dir("claude") / "cafleet"
     (skill / "OLD.md").write_text("left over from an older release\n")
+    with (skill / ".cafleet-files").open("a") as manifest:
+        manifest.write("OLD.md\n")  # the older release wrote it
     (skill / "SKILL.md").write_text("---\nname: cafleet\ndescription: old\n---\nold text\n")
     installed.record_version("0.0.1")
     assert installed.fails("fleet", "list") == stale_line("claude=0.0.1", cli_version)
@@ -179,3 +181,20 @@ def test_reinstalling_one_agent_leaves_another_stale(migrated, cli_version):
 
     assert migrated.installs() == {"claude": cli_version, "codex": "0.0.1"}
     assert migrated.fails("fleet", "list") == stale_line("codex=0.0.1", cli_version)
+
+
+def test_reinstall_keeps_the_users_own_files_and_says_so(installed, cli_version):
+    skill = installed.skills_dir("claude") / "cafleet"
+    (skill / "MY_NOTES.md").write_text("mine\n")
+    (skill / "notes").mkdir()
+    (skill / "notes" / "todo.md").write_text("also mine\n")
+
+    out = installed.ok("setup", "skill", "--agent", "claude")
+
+    assert out.splitlines()[1:] == [
+        "claude: kept 2 files CAFleet did not write: cafleet/MY_NOTES.md, cafleet/notes/todo.md"
+    ]
+    assert (skill / "MY_NOTES.md").read_text() == "mine\n"
+    assert (skill / "notes" / "todo.md").read_text() == "also mine\n"
+    assert installed.leftovers("claude") == []
+    assert installed.installs() == {"claude": cli_version}

@@ -57,13 +57,20 @@ def _setup_db() -> None:
 def _setup_skills(ctx: click.Context, agents: tuple[str, ...]) -> None:
     from pathlib import Path
 
+    from cafleet.application.setup import InstalledSkills
     from cafleet.domain.skills import SkillHome
+    from cafleet.domain.terminal import escaped
 
     components = app_of(ctx).components
     home = Path(components.env.get("HOME") or Path.home())
-    components.skills().install(
-        [SkillHome(a) for a in agents], on_installed=lambda done: click.echo(done.line(home))
-    )
+
+    def report(done: InstalledSkills) -> None:
+        click.echo(done.line(home))
+        kept = done.kept_line()
+        if kept is not None:
+            click.echo(escaped(kept))
+
+    components.skills().install([SkillHome(a) for a in agents], on_installed=report)
 
 
 @setup.command(
