@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -27,6 +28,7 @@ import httpx2
 import pytest
 
 SERVER_START_TIMEOUT = 30.0
+PRINTED_ADDRESS = re.compile(r"cafleet admin WebUI on (http://\S+/)(?:\?token=(\S+))? ")
 
 
 def cafleet_command() -> list[str]:
@@ -165,9 +167,19 @@ class ServerProcess:
     process: subprocess.Popen[bytes]
     base_url: str
     log: Path
+    token: str = ""  # the token the server printed, or the one it was given
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")
+
+    def printed(self) -> tuple[str, str | None] | None:
+        """The address the server printed and the token in it (None before it printed)."""
+        found = PRINTED_ADDRESS.search(self.output())
+        return (found.group(1), found.group(2)) if found else None
+
+    @property
+    def bearer(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"}
 
     def stop(self, timeout: float = 15) -> int:
         if self.process.poll() is None:
@@ -180,7 +192,8 @@ class ServerProcess:
 
 
 def start_server(workspace: Workspace, *args: str, **extra_env: str) -> ServerProcess:
-    """`cafleet server --port <free>` in the background, once it answers HTTP."""
+    """`cafleet server --port <free>` in the background, once it printed its address and
+    answers HTTP; its token is the printed one, else CAFLEET_WEBUI_TOKEN."""
     port = free_port()
     log = workspace.root / f"server-{port}.log"
     with log.open("wb") as sink:
@@ -196,11 +209,15 @@ def start_server(workspace: Workspace, *args: str, **extra_env: str) -> ServerPr
     while time.monotonic() < deadline:
         if process.poll() is not None:
             pytest.fail(f"cafleet server exited early:\n{served.output()}")
+        printed = served.printed()
         try:
-            httpx2.get(served.base_url + "/api/fleets", timeout=2, trust_env=False)
-            return served
+            if printed is not None:
+                httpx2.get(served.base_url + "/api/fleets", timeout=2, trust_env=False)
+                served.token = printed[1] or extra_env.get("CAFLEET_WEBUI_TOKEN", "")
+                return served
         except httpx2.TransportError:
-            time.sleep(0.1)
+            pass
+        time.sleep(0.1)
     served.stop()
     pytest.fail(f"cafleet server did not answer within {SERVER_START_TIMEOUT}s:\n{served.output()}")
 
@@ -226,9 +243,10 @@ class Served:
         return self.server.base_url
 
     def client(self, **headers: str) -> httpx2.Client:
+        """Carries the server's token and the fleet; `headers` may replace either."""
         return httpx2.Client(
             base_url=self.base_url,
-            headers={"X-Fleet-Id": str(self.fleet.fleet_id), **headers},
+            headers={**self.server.bearer, "X-Fleet-Id": str(self.fleet.fleet_id), **headers},
             timeout=30,
             trust_env=False,
         )

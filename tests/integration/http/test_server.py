@@ -353,7 +353,7 @@ def test_an_open_stream_does_not_keep_the_server_from_stopping(
     server = launch()
     client = httpx2.Client(
         base_url=server.base_url,
-        headers={"X-Fleet-Id": str(made["fleet_id"])},
+        headers={**server.bearer, "X-Fleet-Id": str(made["fleet_id"])},
         timeout=30,
         trust_env=False,
     )
@@ -500,3 +500,59 @@ def test_a_members_agent_status_and_its_delivery_attempts_are_served_live(served
     # the pane went away: the open stream says the roster changed, and it now reads exited
     assert "agents" in state["changed"]
     assert after[member["agent_id"]]["agent_status"] == "exited"
+
+
+# --- the token, on loopback too ----------------------------------------------------------
+
+
+def test_on_loopback_every_api_route_refuses_a_request_without_the_token(served) -> None:
+    before = count_tasks(Path(served.workspace.root / "cafleet.db"))
+    fleet = {"X-Fleet-Id": str(served.fleet.fleet_id)}
+    with httpx2.Client(base_url=served.base_url, timeout=30, trust_env=False) as bare:
+        reads = [bare.get(path, headers=fleet) for path in ("/api/fleets", "/api/agents")]
+        events = f"/api/events?fleet_id={served.fleet.fleet_id}"
+        with bare.stream("GET", events, headers=fleet) as opened:  # an open stream never ends
+            stream = (opened.status_code, None if opened.status_code == 200 else opened.read())
+        send = bare.post(
+            "/api/messages/send",
+            json={"to_agent_id": served.fleet.admin, "text": "no token"},
+            headers={**fleet, "Authorization": "Bearer not-the-token-at-all"},
+        )
+        page = bare.get("/")
+
+    refusal = (401, {"detail": "missing or invalid token"})
+    for refused in [*reads, send]:
+        assert (refused.status_code, refused.json()) == refusal
+    assert stream == (401, json.dumps(refusal[1], separators=(",", ":")).encode())
+    assert count_tasks(Path(served.workspace.root / "cafleet.db")) == before
+    assert page.status_code == 200  # the page loads; it brings the token from its address
+
+
+def test_the_generated_token_is_in_a_0600_file_until_the_server_stops(workspace, launch) -> None:
+    server = launch()
+    address, token = server.printed() or ("", None)
+    port = server.base_url.rpartition(":")[2]
+    path = workspace.root / "run" / "cafleet" / f"webui-{port}.token"
+
+    assert address == server.base_url + "/"
+    assert token is not None and len(token) >= 43
+    assert server.output().count(token) == 1
+    assert path.read_text() == token + "\n"
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert f"The token is in {path};" in server.output()
+    with httpx2.Client(base_url=server.base_url, timeout=30, trust_env=False) as client:
+        assert client.get("/api/fleets", headers=server.bearer).status_code == 200
+
+    assert server.stop() == 0
+    assert not path.exists()
+
+
+def test_a_token_of_the_users_is_required_on_loopback_and_never_printed(workspace, launch) -> None:
+    token = "a-token-of-the-users-own-0123"
+    server = launch(CAFLEET_WEBUI_TOKEN=token)
+
+    with httpx2.Client(base_url=server.base_url, timeout=30, trust_env=False) as client:
+        assert client.get("/api/fleets").status_code == 401
+        assert client.get("/api/fleets", headers=server.bearer).status_code == 200
+    assert token not in server.output()
+    assert list((workspace.root / "run" / "cafleet").glob("*.token")) == []

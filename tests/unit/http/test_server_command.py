@@ -6,8 +6,10 @@ fake container) and its server without listening anywhere.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,9 +24,30 @@ REFUSAL = (
 )
 
 
+STARTED = re.compile(
+    r"cafleet admin WebUI on http://127\.0\.0\.1:8000/\?token=([A-Za-z0-9_-]{43})"
+    r" \(API under /api, docs at /docs\)\n"
+    r"The token is in (\S+); every /api/ request carries 'Authorization: Bearer <token>'\.\n"
+)
+
+
 @pytest.fixture
-def served(monkeypatch: pytest.MonkeyPatch, container) -> list[dict[str, Any]]:
-    """What each uvicorn server would have run; the app runs on the fake container."""
+def runtime(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """A private XDG_RUNTIME_DIR; CAFleet's runtime directory is `cafleet` in it."""
+    base = tmp_path / "run"
+    base.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(base))
+    return base / "cafleet"
+
+
+def token_files(runtime: Path) -> dict[str, tuple[str, int]]:
+    return {p.name: (p.read_text(), p.stat().st_mode & 0o777) for p in runtime.glob("*.token")}
+
+
+@pytest.fixture
+def served(monkeypatch: pytest.MonkeyPatch, container, runtime: Path) -> list[dict[str, Any]]:
+    """What each uvicorn server would have run (and the token files while it ran); the app
+    runs on the fake container."""
     import uvicorn
 
     calls: list[dict[str, Any]] = []
@@ -38,6 +61,7 @@ def served(monkeypatch: pytest.MonkeyPatch, container) -> list[dict[str, Any]]:
                 "port": config.port,
                 "workers": config.workers,
                 "server": server,
+                "token_files": token_files(runtime),
             }
         )
 
@@ -52,9 +76,7 @@ def test_defaults_come_from_the_settings(run, served) -> None:
     assert result.exit_code == 0, result.output
     [call] = served
     assert (call["host"], call["port"], call["workers"]) == ("127.0.0.2", 8123, 1)
-    assert result.stdout == (
-        "cafleet admin WebUI on http://127.0.0.2:8123/ (API under /api, docs at /docs)\n"
-    )
+    assert result.stdout.startswith("cafleet admin WebUI on http://127.0.0.2:8123/?token=")
     assert result.stderr == ""
 
 
@@ -80,14 +102,80 @@ def test_options_override_the_settings(run, served) -> None:
     assert "http://[::1]:9000/" in result.stdout
 
 
-def test_on_loopback_no_token_is_asked_and_foreign_host_names_are_refused(
-    run, served, alpha
+def test_on_loopback_a_token_is_made_printed_once_in_the_address_and_kept_in_a_0600_file(
+    run, served, alpha, runtime
 ) -> None:
-    run("server", env={"CAFLEET_WEBUI_TOKEN": TOKEN})
+    result = run("server")
+
+    assert result.exit_code == 0, result.output
+    started = STARTED.fullmatch(result.stdout)
+    assert started, result.stdout
+    token, path = started.groups()
+    assert result.stdout.count(token) == 1
+    assert Path(path) == runtime / "webui-8000.token"
+    [call] = served
+    assert call["token_files"] == {"webui-8000.token": (token + "\n", 0o600)}
+    assert token_files(runtime) == {}  # the server stopped: its token file went with it
+
+    client = TestClient(call["app"], base_url="http://127.0.0.1:8000")
+    refused = client.get("/api/fleets")
+    assert (refused.status_code, refused.json()) == (401, {"detail": "missing or invalid token"})
+    assert client.get("/api/fleets", headers={"Authorization": "Bearer wrong"}).status_code == 401
+    bearer = {"Authorization": f"Bearer {token}"}
+    assert client.get("/api/fleets", headers=bearer).status_code == 200
+    assert client.get("/").status_code == 200  # the page itself loads without the token
+
+
+def test_each_start_makes_a_new_token(run, served) -> None:
+    tokens = [STARTED.findall(run("server").stdout) for _ in range(2)]
+
+    assert len(tokens[0]) == len(tokens[1]) == 1
+    assert tokens[0][0][0] != tokens[1][0][0]
+
+
+def test_on_loopback_the_users_token_is_required_and_never_printed(
+    run, served, alpha, runtime
+) -> None:
+    result = run("server", env={"CAFLEET_WEBUI_TOKEN": TOKEN})
     client = TestClient(served[0]["app"], base_url="http://127.0.0.1:8000")
 
-    assert client.get("/api/fleets").status_code == 200
-    assert client.get("/api/fleets", headers={"Host": "rebound.example:8000"}).status_code == 400
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith(
+        "cafleet admin WebUI on http://127.0.0.1:8000/ (API under /api, docs at /docs)\n"
+    )
+    assert TOKEN not in result.output
+    assert served[0]["token_files"] == {}
+    assert client.get("/api/fleets").status_code == 401
+    bearer = {"Authorization": f"Bearer {TOKEN}"}
+    assert client.get("/api/fleets", headers=bearer).status_code == 200
+    rebound = client.get("/api/fleets", headers={**bearer, "Host": "rebound.example:8000"})
+    assert rebound.status_code == 400
+
+
+def test_on_loopback_a_short_token_is_refused(run, served) -> None:
+    result = run("server", env={"CAFLEET_WEBUI_TOKEN": "too-short"})
+
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "Error: refusing to listen on 127.0.0.1: CAFLEET_WEBUI_TOKEN must be at least 16"
+        " characters; the admin WebUI can type into member panes.\n"
+    )
+    assert served == []
+
+
+def test_a_runtime_directory_open_to_others_is_refused_before_listening(
+    run, served, runtime
+) -> None:
+    runtime.parent.chmod(0o755)
+
+    result = run("server")
+
+    assert result.exit_code == 1
+    assert result.stderr == (
+        f"Error: refusing the runtime directory {runtime.parent}: open to group or others"
+        " (mode 0755)\n"
+    )
+    assert served == []
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "192.168.1.20", "example.com", "::"])
