@@ -45,6 +45,8 @@ CHROMIUM_FLAGS = [
     "--disable-sync",
 ]
 SERVER_START_TIMEOUT = 30.0
+PRINTED = "cafleet admin WebUI on "
+PRINTED_ADDRESS = re.compile(re.escape(PRINTED) + r"http://\S+/\?token=(\S+)")
 FLEET_NAME = "web-demo"
 
 
@@ -106,6 +108,13 @@ class WebFleet:
     director: int
     admin: int
     members: dict[str, int] = field(default_factory=dict)
+    printed_url: str = ""  # the address `cafleet server` printed: the page, with ?token=
+    token: str = ""
+
+    def page_url(self, route: str = "") -> str:
+        """The page at `route` (`#/fleets/...`), opened with the token as the printed address
+        carries it."""
+        return f"{self.base_url}/?token={self.token}{route}"
 
     def cli(self, *args: str) -> str:
         return run_cli(self.env, *args)
@@ -115,14 +124,15 @@ class WebFleet:
 
     def api(self, path: str) -> Any:
         request = urllib.request.Request(
-            self.base_url + path, headers={"X-Fleet-Id": str(self.fleet_id)}
+            self.base_url + path,
+            headers={"X-Fleet-Id": str(self.fleet_id), "Authorization": f"Bearer {self.token}"},
         )
         with urllib.request.urlopen(request, timeout=10) as response:
             return json.load(response)
 
     @property
     def dashboard_url(self) -> str:
-        return f"{self.base_url}/#/fleets/{self.fleet_id}/agents"
+        return self.page_url(f"#/fleets/{self.fleet_id}/agents")
 
 
 def _tmux(binary: str, name: str, *args: str) -> str:
@@ -241,6 +251,9 @@ def web_fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebFleet]:
 
         argv = [*cafleet_command(), "server", "--host", "127.0.0.1", "--port", "{port}"]
         server, fleet.base_url = _start_server(argv, env, root / "server.log")
+        printed = PRINTED_ADDRESS.search((root / "server.log").read_text(errors="replace"))
+        assert printed, (root / "server.log").read_text(errors="replace")
+        fleet.printed_url, fleet.token = printed.group(0).removeprefix(PRINTED), printed.group(1)
         yield fleet
     finally:
         if server is not None:
@@ -252,38 +265,6 @@ def web_fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebFleet]:
             timeout=15,
             check=False,
         )
-
-
-TOKEN_APP = """
-import sys, uvicorn
-from cafleet.container import build_container
-from cafleet.entrypoints.http.app import create_app
-from cafleet.settings import Settings
-app = create_app(build_container(Settings.from_environ()), token=sys.argv[1])
-uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
-"""
-
-
-@dataclass(frozen=True)
-class TokenServer:
-    base_url: str
-    token: str
-
-
-@pytest.fixture(scope="module")
-def token_server(
-    web_fleet: WebFleet, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[TokenServer]:
-    """The same database served by an app that requires a bearer token on every /api/
-    request, as `cafleet server` does off loopback."""
-    token = "t0ken-" + uuid.uuid4().hex
-    log = tmp_path_factory.mktemp("token") / "server.log"
-    argv = [sys.executable, "-c", TOKEN_APP, token, "{port}"]
-    process, base_url = _start_server(argv, web_fleet.env, log)
-    try:
-        yield TokenServer(base_url, token)
-    finally:
-        _stop(process)
 
 
 @pytest.fixture(scope="module")

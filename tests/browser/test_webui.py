@@ -50,7 +50,7 @@ def send_from_composer(page: Any, text: str) -> None:
 
 
 def test_fleet_picker_opens_the_dashboard(web_fleet: WebFleet, open_page: OpenPage) -> None:
-    page = open_page(web_fleet.base_url + "/").page
+    page = open_page(web_fleet.page_url()).page
     expect(page).to_have_url(re.compile(r"#/fleets$"))
     expect(page.get_by_role("heading", name="Select a Fleet")).to_be_visible()
     card = page.get_by_test_id("fleet-card").filter(has_text=web_fleet.fleet_name)
@@ -83,7 +83,7 @@ def test_fleet_picker_opens_the_dashboard(web_fleet: WebFleet, open_page: OpenPa
 
 
 def test_fleet_picker_error_and_empty_states(web_fleet: WebFleet, open_page: OpenPage) -> None:
-    page = open_page(web_fleet.base_url + "/#/fleets", allow_errors=SERVER_ERROR).page
+    page = open_page(web_fleet.page_url("#/fleets"), allow_errors=SERVER_ERROR).page
     expect(page.get_by_test_id("fleet-card").first).to_be_visible()
 
     page.route("**/api/fleets", lambda route: route.fulfill(status=500, json={"detail": "x"}))
@@ -100,7 +100,7 @@ def test_fleet_picker_error_and_empty_states(web_fleet: WebFleet, open_page: Ope
 def test_unknown_fleet_returns_to_the_picker(web_fleet: WebFleet, open_page: OpenPage) -> None:
     # the browser itself logs the API's 404 answers
     page = open_page(
-        f"{web_fleet.base_url}/#/fleets/987654/agents",
+        web_fleet.page_url("#/fleets/987654/agents"),
         allow_errors=r"^Failed to load resource: .* 404 \(Not Found\)$",
     ).page
     expect(page).to_have_url(re.compile(r"#/fleets$"))
@@ -301,7 +301,7 @@ def test_deleted_fleet_is_read_only(web_fleet: WebFleet, open_page: OpenPage) ->
     )  # fmt: skip
     web_fleet.cli("fleet", "delete", "--fleet-id", str(fleet_id))
 
-    page = open_page(f"{web_fleet.base_url}/#/fleets/{fleet_id}/agents").page
+    page = open_page(web_fleet.page_url(f"#/fleets/{fleet_id}/agents")).page
     entry = page.locator(".entry").filter(has_text=body)
     expect(entry).to_be_visible()
     expect(entry.locator(".not-delivered")).to_have_attribute("title", "no-placement")
@@ -332,7 +332,7 @@ def test_cli_message_appears_without_reload(web_fleet: WebFleet, open_page: Open
 
 
 def test_theme_toggle_persists(web_fleet: WebFleet, open_page: OpenPage) -> None:
-    page = open_page(web_fleet.base_url + "/", color_scheme="dark").page
+    page = open_page(web_fleet.page_url(), color_scheme="dark").page
     html = page.locator("html")
     expect(html).to_have_attribute("data-theme", "dark")
     page.get_by_role("button", name="Switch to light theme").click()
@@ -373,24 +373,43 @@ def test_dashboard_screenshot(web_fleet: WebFleet, open_page: OpenPage, tmp_path
         shutil.copyfile(shot, keep)
 
 
-def test_token_is_asked_once_per_session(token_server: Any, open_page: OpenPage) -> None:
-    # the browser logs each 401 the API answers before the token is known
+def test_the_printed_address_opens_the_page_and_leaves_the_address_bar(
+    web_fleet: WebFleet, open_page: OpenPage
+) -> None:
+    page = open_page(web_fleet.printed_url).page
+
+    expect(page.get_by_test_id("fleet-card").first).to_be_visible()
+    expect(page.get_by_role("dialog", name="Access token required")).to_have_count(0)
+    expect(page).to_have_url(re.compile(r"^http://127\.0\.0\.1:\d+/#/fleets$"))
+    assert web_fleet.token not in page.url
+    assert page.evaluate("sessionStorage.getItem('cafleet-admin-token')") == web_fleet.token
+    page.get_by_test_id("fleet-card").filter(has_text=web_fleet.fleet_name).click()
+    expect(page.get_by_test_id("live-indicator")).to_have_attribute("data-connected", "true")
+    body = unique("through the printed address")
+    send_from_composer(page, f"@coder {body}")
+    expect(page.locator(".entry", has_text=body)).to_be_visible()
+    assert len(inbox_with(web_fleet, web_fleet.members["coder"], body)) == 1
+
+
+def test_token_is_asked_once_per_session(web_fleet: WebFleet, open_page: OpenPage) -> None:
+    # opened without ?token=; the browser logs each 401 the API answers before the token is known
     opened = open_page(
-        token_server.base_url + "/",
+        web_fleet.base_url + "/",
         allow_errors=r"^Failed to load resource: .* 401 \(Unauthorized\)$",
     )
     page = opened.page
     dialog = page.get_by_role("dialog", name="Access token required")
     expect(dialog).to_be_visible()
+    expect(dialog).to_contain_text("The admin WebUI always needs its access token.")
     dialog.get_by_label("Access token").fill("wrong-token-wrong-token")
     dialog.get_by_role("button", name="Continue").click()
     expect(dialog.get_by_role("alert")).to_have_text("That token was not accepted.")
-    dialog.get_by_label("Access token").fill(token_server.token)
+    dialog.get_by_label("Access token").fill(web_fleet.token)
     dialog.get_by_role("button", name="Continue").click()
     expect(dialog).to_have_count(0)
     expect(page.get_by_test_id("fleet-card").first).to_be_visible()
     stored = page.evaluate("sessionStorage.getItem('cafleet-admin-token')")
-    assert stored == token_server.token
+    assert stored == web_fleet.token
 
     asked = len(opened.console_errors)
     page.get_by_test_id("fleet-card").first.click()

@@ -1,5 +1,6 @@
-// Access token for a server bound off loopback (behavior spec §5.3): asked once, kept for the
-// browser session.
+// The server's access token. `cafleet server` prints the address that opens the page with
+// `?token=`; the page keeps it for the browser session, takes it out of the address bar, and
+// sends it on every API call. Without one (or after a 401) the token dialog asks for it.
 
 const KEY = "cafleet-admin-token";
 
@@ -19,6 +20,32 @@ export function storedToken(): string | null {
   } catch {
     return null;
   }
+}
+
+/** The token a `?token=` in `href` carries, and the same-origin address without it. */
+export function splitAddressToken(href: string): { token: string | null; address: string } | null {
+  const url = new URL(href);
+  if (!url.searchParams.has("token")) return null;
+  const token = url.searchParams.get("token")?.trim() || null;
+  url.searchParams.delete("token");
+  return { token, address: url.pathname + url.search + url.hash };
+}
+
+/**
+ * Keeps the address's token for this browser session and removes it from the address bar,
+ * so it is neither in the history nor shared with a copied link.
+ */
+export function adoptAddressToken(): void {
+  const found = splitAddressToken(window.location.href);
+  if (!found) return;
+  if (found.token) {
+    try {
+      sessionStorage.setItem(KEY, found.token);
+    } catch {
+      // storage refused: the dialog asks on the first 401
+    }
+  }
+  window.history.replaceState(window.history.state, "", found.address);
 }
 
 export function authHeader(): Record<string, string> {

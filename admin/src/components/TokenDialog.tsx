@@ -6,7 +6,7 @@ interface Ask {
   resolve: (token: string) => void;
 }
 
-/** Asks for the server's access token when the API answers 401 (behavior spec §5.3). */
+/** Asks for the server's access token when the API answers 401 (none given, or a wrong one). */
 export function TokenGate() {
   const [ask, setAsk] = useState<Ask | null>(null);
   useEffect(() => {
@@ -40,8 +40,9 @@ function TokenDialog({ rejected, onSubmit }: { rejected: boolean; onSubmit: (tok
       >
         <h2 id="token-title">Access token required</h2>
         <p class="muted">
-          This server is reachable from other machines. Enter the value of <code>CAFLEET_WEBUI_TOKEN</code>; it is
-          kept for this browser session only.
+          The admin WebUI always needs its access token. Open the address <code>cafleet server</code> printed (it
+          ends in <code>?token=</code>), or enter that token, the one in the server&apos;s token file, or your{" "}
+          <code>CAFLEET_WEBUI_TOKEN</code>. It is kept for this browser session only.
         </p>
         {rejected && (
           <p class="form-error" role="alert">
