@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from cafleet.adapters.sqlite.engine import open_engine
 from cafleet.adapters.sqlite.schema import HEAD_REVISION, migrate, read_revision
 
 CREATED = "Created {path} and applied migrations to head (0004).\n"
@@ -146,6 +149,51 @@ def test_setup_db_creates_missing_parent_directories(cli, tmp_path):
     out = setup_db(cli, env={"CAFLEET_DATABASE_URL": f"sqlite:///{path}"})
     assert out == CREATED.format(path=path)
     assert read_revision(path) == "0004"
+
+
+@pytest.fixture
+def permissive_umask() -> Iterator[None]:
+    """022, so that only CAFleet itself keeps group and others out (the subprocesses inherit it)."""
+    previous = os.umask(0o022)
+    yield
+    os.umask(previous)
+
+
+def modes(folder: Path, pattern: str) -> dict[str, int]:
+    return {p.name: p.stat().st_mode & 0o777 for p in folder.glob(pattern)}
+
+
+def test_setup_db_creates_the_database_and_its_wal_and_shm_files_0600(
+    cli, db_path, permissive_umask
+):
+    setup_db(cli)
+    engine = open_engine(db_path)
+    try:
+        with engine.connect() as conn:  # a reader in WAL mode opens (creates) -wal and -shm
+            conn.exec_driver_sql("SELECT count(*) FROM agents").scalar()
+            seen = modes(db_path.parent, f"{db_path.name}*")
+    finally:
+        engine.dispose()
+
+    assert seen == {db_path.name: 0o600, f"{db_path.name}-wal": 0o600, f"{db_path.name}-shm": 0o600}
+
+
+def test_setup_db_makes_a_missing_database_folder_private(cli, tmp_path, permissive_umask):
+    path = tmp_path / "data" / "cafleet" / "cafleet.db"
+    setup_db(cli, env={"CAFLEET_DATABASE_URL": f"sqlite:///{path}"})
+
+    assert path.parent.stat().st_mode & 0o777 == 0o700
+    assert path.stat().st_mode & 0o777 == 0o600
+
+
+def test_setup_db_leaves_the_mode_of_an_existing_database_alone(cli, db_path):
+    sqlite3.connect(db_path).close()
+    db_path.chmod(0o640)
+
+    setup_db(cli)
+
+    assert read_revision(db_path) == HEAD_REVISION
+    assert db_path.stat().st_mode & 0o777 == 0o640
 
 
 def test_setup_db_sets_wal_journal_mode(cli, db_path):

@@ -7,6 +7,8 @@ has to upgrade into a deadlock.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -16,7 +18,7 @@ from sqlalchemy.pool import QueuePool
 
 from cafleet.adapters.sqlite.errors import translated
 from cafleet.adapters.sqlite.files import database_exists
-from cafleet.domain.errors import DatabaseMissing
+from cafleet.domain.errors import DatabaseMissing, Unavailable
 
 BUSY_TIMEOUT_MS = 5000
 BEGIN_OPTION = "cafleet_begin"
@@ -28,6 +30,8 @@ def open_engine(path: Path, *, create: bool = False) -> Engine:
     """An engine for an existing database file (or a new one when create=True)."""
     if not database_exists(path) and not create:
         raise DatabaseMissing(path)
+    if create:
+        create_private_database(path)
     mode = "rwc" if create else "rw"
     uri = f"{path.absolute().as_uri()}?mode={mode}"
 
@@ -49,6 +53,21 @@ def open_engine(path: Path, *, create: bool = False) -> Engine:
     event.listen(engine, "connect", _apply_pragmas)
     event.listen(engine, "begin", _begin)
     return engine
+
+
+def create_private_database(path: Path) -> None:
+    """A new database starts as an empty file of mode 0600 (an empty file is a valid empty
+    database): messages may hold secrets, and SQLite gives the -wal and -shm files it makes
+    later the mode of the database file. An existing file keeps its mode."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags, 0o600)
+    except FileExistsError:
+        return
+    except OSError as exc:
+        raise Unavailable(f"cannot create database {path}: {exc.strerror or exc}") from None
+    with contextlib.suppress(OSError):
+        os.close(fd)
 
 
 def _apply_pragmas(dbapi_connection: sqlite3.Connection, _record: Any) -> None:

@@ -61,7 +61,7 @@ def migrate(path: Path, target: str = "head") -> MigrationReport:
 
     require_file_path(path)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # a new folder: ours
     except OSError as exc:
         raise Unavailable(f"cannot open database {path}: {exc.strerror or exc}") from None
     config = Config()
