@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import sys
 from pathlib import Path
 
@@ -175,6 +176,45 @@ def test_member_create_spawns_a_pane_with_argv_env_and_cwd(pane_fleet: PaneFleet
         placement["ready_at"],
         "wait",
     )
+
+
+WEBUI_TOKEN = "secret-webui-token-0123456789"
+ARGV_LOGGER = """#!/bin/sh
+printf '%s\\n' "$*" >> {log}
+exec {tmux} "$@"
+"""
+
+
+def test_the_webui_token_reaches_no_member_environment_and_no_tmux_command_line(
+    pane_fleet: PaneFleet,
+) -> None:
+    """Any local user can read another user's argv in /proc; the token must stay with the
+    server. Every tmux call CAFleet makes goes through a logger on the PATH."""
+    fleet = pane_fleet
+    real_tmux = shutil.which("tmux")
+    assert real_tmux is not None
+    bin_dir, argv_log = fleet.tmp / "argv-bin", fleet.tmp / "tmux-argv.log"
+    bin_dir.mkdir()
+    logger = bin_dir / "tmux"
+    logger.write_text(
+        ARGV_LOGGER.format(log=shlex.quote(str(argv_log)), tmux=shlex.quote(real_tmux))
+    )
+    logger.chmod(0o755)
+    fleet.env["PATH"] = os.pathsep.join([str(bin_dir), fleet.env.get("PATH", "")])
+
+    member = fleet.create_member("worker", env={"CAFLEET_WEBUI_TOKEN": WEBUI_TOKEN})
+
+    launcher = int(fleet.tmux.panes()[member.pane]["pid"])
+    [agent] = children(launcher)
+    for pid in (launcher, agent):
+        environ = Path(f"/proc/{pid}/environ").read_bytes()
+        assert b"CAFLEET_WEBUI_TOKEN" not in environ
+        assert WEBUI_TOKEN.encode() not in environ
+    calls = argv_log.read_text()
+    assert "split-window" in calls  # the logger saw the spawn
+    assert "CAFLEET_WEBUI_TOKEN" not in calls
+    assert WEBUI_TOKEN not in calls
+    assert WEBUI_TOKEN not in fleet.tmux.run("show-environment", "-g")
 
 
 def test_director_keeps_the_left_column_and_members_stack_newest_on_top(
