@@ -32,7 +32,8 @@ def create_app(
     stream_limits: StreamLimits | None = None,
     shutting_down: Callable[[], bool] = lambda: False,
 ) -> FastAPI:
-    """token: required bearer token for /api/ (None on loopback).
+    """token: the bearer token every /api/ request needs (`cafleet server` always passes one;
+    None turns the check off, for in-process tests).
     loopback_hosts_only: refuse requests whose Host is not a loopback name (set it when
     the server listens on loopback). webui_build: the SPA's build folder.
     shutting_down: tells event streams to end so a stopping server is not held open."""

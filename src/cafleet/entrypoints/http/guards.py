@@ -3,7 +3,8 @@
 In order:
 1. Host: a server bound to loopback answers only loopback host names, so a web page
    whose name was rebound to 127.0.0.1 cannot reach it (DNS rebinding).
-2. Token: beyond loopback every /api/ request carries `Authorization: Bearer <token>`.
+2. Token: every /api/ request carries `Authorization: Bearer <token>` (`cafleet server`
+   always has one, loopback included: other local users reach loopback too).
 3. Cross-site: a state-changing /api/ request must come from this server's own origin
    (Origin host and port equal Host; a browser's Sec-Fetch-Site must not say another site)
    and must be JSON, which a plain HTML form cannot send.
@@ -32,7 +33,7 @@ FOREIGN_HOST = "unexpected Host header"
 
 @dataclass(frozen=True)
 class GuardPolicy:
-    token: str | None = None  # None: no token (loopback)
+    token: str | None = None  # None: no token check (in-process tests only)
     loopback_hosts_only: bool = False
 
 
