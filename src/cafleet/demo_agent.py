@@ -34,7 +34,7 @@ Submissions
 
     - ``/exit``: exit 0;
     - ``!<cmd>``: run ``<cmd>`` with ``sh -c`` and print its output;
-    - a message preview (first line ``[cafleet msg <T> from <S> <TS>]``) or a line starting
+    - a message preview (starting ``[cafleet msg <T> from <S> <TS>]``) or a line starting
       with ``cafleet message poll``: run ``cafleet message poll`` for its own identity (the
       CLI of this installation: ``python -m cafleet`` with the same interpreter, literal ids)
       and, for every pending message, oldest first: ACK it; ``ping <n>`` -> send ``pong <n>``
@@ -462,7 +462,7 @@ class DemoAgent:
             return 0
         if stripped.startswith("!"):
             self._shell(stripped[1:].strip())
-        elif PREVIEW_RE.fullmatch(first) or first.startswith(POLL_LINE):
+        elif PREVIEW_RE.match(first) or first.startswith(POLL_LINE):
             self.poll()
         elif first.startswith(WAKE_LINE):
             self.screen.line("WAKE")

@@ -17,7 +17,7 @@ import pytest
 from cafleet.domain.errors import Unavailable
 from cafleet.domain.panes import Key, PaneGone, PaneInfo, PromptAnswer
 
-from .backends import Backend, wait_for
+from .backends import AGENT_ARGV, Backend, wait_for
 
 PROGRAM = os.path.basename(sys.executable)
 
@@ -265,6 +265,17 @@ def test_pane_reports_the_foreground_command(backend: Backend) -> None:
 
     assert info.pane_id == pane_id
     assert info.dead is False
+
+
+def test_pane_reports_the_argv_of_the_process_in_front(backend: Backend) -> None:
+    # the agent check reads it when a runtime (here python) is in front
+    pane_id = backend.spawn_agent()
+
+    def showing_argv() -> PaneInfo | None:
+        info = backend.driver.pane(pane_id)
+        return info if info is not None and info.argv == AGENT_ARGV else None
+
+    wait_for(showing_argv, f"{pane_id} to report the argv {AGENT_ARGV}")
 
 
 def test_pane_is_none_for_a_killed_pane(backend: Backend) -> None:

@@ -696,6 +696,29 @@ class TestAcceptedCommands:
     def test_shebang_interpreters(self, line: str, expected: tuple[str, ...]) -> None:
         assert accepted_commands("/home/me/bin/agent", line) == expected
 
+    @pytest.mark.parametrize(
+        ("program", "words", "expected"),
+        [
+            ("/usr/bin/node", ("./agent.js",), ("node", "agent.js")),
+            ("/usr/bin/node", ("--no-warnings", "/srv/agent.mjs"), ("node", "agent.mjs")),
+            ("/v/bin/python", ("-m", "cafleet.demo_agent"), ("python", "cafleet.demo_agent")),
+            ("/usr/bin/python3.11", ("-u", "bot.py"), ("python3.11", "bot.py")),
+            ("/usr/bin/deno", ("run", "agent.ts"), ("deno", "agent.ts")),
+            ("/usr/bin/node", ("-e", "code"), ("node",)),  # inline code: no script to find
+            ("/usr/bin/node", (), ("node",)),
+            ("/opt/bin/agent", ("run", "x.js"), ("agent",)),  # not a runtime: words ignored
+        ],
+    )
+    def test_a_runtime_adds_the_script_it_runs(
+        self, program: str, words: tuple[str, ...], expected: tuple[str, ...]
+    ) -> None:
+        assert accepted_commands(program, None, words) == expected
+
+    def test_the_script_comes_from_the_words_before_the_first_placeholder(self) -> None:
+        command = CustomCommand.parse("node --trace agent.js --name {name} {prompt}")
+
+        assert command.leading_words == ("--trace", "agent.js", "--name")
+
 
 # --- member pane environment ---------------------------------------------------------------------
 

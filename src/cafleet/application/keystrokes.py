@@ -19,6 +19,7 @@ from cafleet.domain.delivery import BEFORE_ENTER, PushOutcome, SkipReason
 from cafleet.domain.errors import CafleetError
 from cafleet.domain.panes import Key, PaneGone, agent_check
 from cafleet.domain.placement import CodingAgent
+from cafleet.domain.preview import one_line
 
 SEND_LOCK_TIMEOUT_SECONDS = 30
 DIALOG_SCREEN_LINES = 40
@@ -93,7 +94,7 @@ class KeystrokeSender:
                 if problem is not None:
                     return PushOutcome.skipped(problem, transport, pane)
                 if keys.bracketed:
-                    driver.paste_text(pane, keys.text)
+                    driver.paste_text(pane, self._pasted(target, keys.text))
                 else:
                     driver.type_text(pane, keys.text)
                 self._clock.sleep(self.profile(target).submit_delay)
@@ -113,6 +114,11 @@ class KeystrokeSender:
         except CafleetError as exc:
             return PushOutcome.failed(exc.message, transport, pane)
         return PushOutcome.sent(transport, pane)
+
+    def _pasted(self, target: PushTarget, text: str) -> str:
+        """The text itself where the agent enabled bracketed paste; otherwise its line
+        breaks would submit each line, so it goes as one line."""
+        return text if self.profile(target).bracketed_paste else one_line(text)
 
     def _await_shell_turn(self, driver: PaneDriver, target: PushTarget) -> None:
         """Wait (bounded) for a running turn to end where the agent would drop a shell
@@ -136,12 +142,15 @@ class KeystrokeSender:
         Words of the text itself (in the composer once pasted) never count as a dialog.
         """
         pane = target.pane_id
+        profile = self.profile(target)
         problem = agent_check(
-            driver.pane(pane), self.accepted_commands(target), target.coding_agent.value
+            driver.pane(pane),
+            self.accepted_commands(target),
+            target.coding_agent.value,
+            profile.script_names,
         )
         if problem is not None:
             return problem
-        profile = self.profile(target)
         busy_matters = keys.shell and bool(profile.shell_busy_signs)
         if not profile.dialog_signs and not busy_matters:
             return None

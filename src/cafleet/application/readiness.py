@@ -92,7 +92,9 @@ class StartWatcher:
                         " retry",
                         screen,
                     )
-            in_front = not sign and agent_check(info, watch.accepted) is None
+            in_front = (
+                not sign and agent_check(info, watch.accepted, scripts=profile.script_names) is None
+            )
             in_front_since = (in_front_since or now) if in_front else None
             if in_front:
                 waited = (now - in_front_since).total_seconds() if in_front_since else 0.0

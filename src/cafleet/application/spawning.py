@@ -237,7 +237,8 @@ class MemberSpawner:
             raise Invalid(f"binary {spec.binary_name} not found on PATH")
         commands: tuple[str, ...] = ()
         if coding_agent is CodingAgent.CUSTOM:
-            commands = accepted_commands(binary, self._programs.first_line(binary))
+            words = spec.custom.leading_words if spec.custom else ()
+            commands = accepted_commands(binary, self._programs.first_line(binary), words)
         return _Checked(spec, binary, director, commands)
 
     def _default_agent(self, uow: UnitOfWork, request: MemberRequest) -> CodingAgent:

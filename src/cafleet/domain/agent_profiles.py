@@ -192,6 +192,12 @@ class AgentProfile:
     submit_delay: float
     ready_rules: tuple[ReadyRule, ...]
     wait_fallback_seconds: float  # after this long alive and in front, WAIT counts as ready
+    # when a runtime (node...) is in front: the script names, besides the foreground names,
+    # that mean it runs the agent (`node .../@openai/codex/bin/codex.js`)
+    script_names: tuple[str, ...] = ()
+    # the agent enables bracketed paste, so a pasted line break does not submit; without it
+    # a preview is typed as one line
+    bracketed_paste: bool = True
     dialog_signs: tuple[str, ...] = ()  # lower-case screen text of dialogs (a fallback check)
     # lower-case bottom-row text of a running turn, for an agent that drops a `!` shell
     # command typed then (the others queue it or run it at once)
@@ -437,6 +443,7 @@ PROFILES: Mapping[CodingAgent, AgentProfile] = {
         submit_delay=0.3,
         ready_rules=(ReadyRule.SCREEN, ReadyRule.WAIT),
         wait_fallback_seconds=20.0,
+        script_names=("codex.js",),  # the package's script, run by node directly
         dialog_signs=(
             "trust this folder",
             "sign in with chatgpt",
@@ -479,6 +486,7 @@ PROFILES: Mapping[CodingAgent, AgentProfile] = {
         submit_delay=0.2,
         ready_rules=(ReadyRule.WAIT,),
         wait_fallback_seconds=0.5,
+        bracketed_paste=False,  # unknown: a preview goes as one line
         notes="any terminal program; ready once it has stayed in front for a moment",
     ),
 }

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from cafleet.domain.agent_profiles import PROFILES, AgentProfile, LaunchContext
 from cafleet.domain.errors import Invalid, UsageProblem
+from cafleet.domain.panes import is_runtime, runtime_script
 from cafleet.domain.placement import CodingAgent, Multiplexer
 
 PROMPT_PLACEHOLDERS = ("fleet_id", "agent_id", "director_agent_id", "coding_agent")
@@ -177,6 +178,16 @@ class CustomCommand:
         if len(first) != 1 or not isinstance(first[0], str):
             raise _invalid_command("the first word must be the program name, without placeholders")
         return CustomCommand(template, first[0], tuple(rest))
+
+    @property
+    def leading_words(self) -> tuple[str, ...]:
+        """The arguments before the first one with a placeholder, as written."""
+        words: list[str] = []
+        for word in self.arguments:
+            if not all(isinstance(segment, str) for segment in word):
+                break
+            words.append("".join(str(segment) for segment in word))
+        return tuple(words)
 
     @property
     def uses_model(self) -> bool:
@@ -361,15 +372,21 @@ def build_argv(
 _ENV_OPTIONS_WITH_VALUE = frozenset({"-u", "--unset", "-C", "--chdir", "-P"})
 
 
-def accepted_commands(resolved_argv0: str, first_line_of_file: str | None) -> tuple[str, ...]:
+def accepted_commands(
+    resolved_argv0: str, first_line_of_file: str | None, arguments: Sequence[str] = ()
+) -> tuple[str, ...]:
     """Names a custom member's pane may show as its foreground command.
 
-    A script started through a shebang shows up as its interpreter, so that name counts too.
+    A script started through a shebang shows up as its interpreter, so that name counts too
+    (the agent check then wants the script in the interpreter's argv). A runtime given a
+    script (`node agent.js`, `python -m agent`) adds the script, which its argv must run.
     """
     names = [posixpath.basename(resolved_argv0)]
     interpreter = _shebang_program(first_line_of_file)
     if interpreter:
         names.append(posixpath.basename(interpreter))
+    if is_runtime(resolved_argv0):
+        names.append(runtime_script([resolved_argv0, *arguments]) or "")
     return tuple(dict.fromkeys(name for name in names if name))
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -13,6 +14,16 @@ SHELL_NAMES = frozenset({
     "sh", "bash", "zsh", "fish", "dash", "ksh", "mksh", "ash", "tcsh", "csh",
     "nu", "xonsh", "elvish", "pwsh", "busybox", "login",
 })  # fmt: skip
+# Programs that run whatever script they are given (a REPL without one): in front of a pane
+# they say nothing about which program runs, so their command line must show the agent's.
+RUNTIME_NAMES = frozenset({
+    "node", "nodejs", "bun", "deno", "python", "python2", "python3", "pypy", "pypy3",
+    "ruby", "perl", "php", "lua", "luajit", "java", "tclsh", "osascript",
+})  # fmt: skip
+_VERSIONED_RUNTIME = re.compile(r"(?:python|pypy|ruby|perl|php|lua)[0-9][0-9.]*")
+# runtime options whose next word (or the rest) is code, not a script: a REPL or a one-liner
+_CODE_OPTIONS = frozenset({"-e", "--eval", "-p", "--print", "-i", "--interactive", "-c", "-"})
+_SUBCOMMANDS = frozenset({"run"})  # `bun run x`, `deno run x`
 
 
 class Key(StrEnum):
@@ -36,13 +47,15 @@ class PaneInfo:
     """One pane as the multiplexer reports it: alive or dead, and what runs in front.
 
     `command` is empty when the multiplexer cannot tell. `agent` is the coding agent the
-    multiplexer itself detected in the pane (herdr only; None when unknown).
+    multiplexer itself detected in the pane (herdr only; None when unknown). `argv` is the
+    command line of the foreground process, None when it could not be read.
     """
 
     pane_id: str
     dead: bool
     command: str
     agent: str | None = None
+    argv: tuple[str, ...] | None = None
 
 
 class PaneGone(NotFound):
@@ -68,13 +81,47 @@ def is_shell(command: str) -> bool:
     return os.path.basename(command).lstrip("-") in SHELL_NAMES
 
 
+def is_runtime(command: str) -> bool:
+    name = os.path.basename(command).lstrip("-")
+    return name in RUNTIME_NAMES or _VERSIONED_RUNTIME.fullmatch(name) is not None
+
+
+def runtime_script(argv: Sequence[str]) -> str | None:
+    """What a runtime's command line runs: its script's base name (python's `-m` module);
+    None for a REPL or inline code."""
+    words = list(argv[1:])
+    while words:
+        word = words.pop(0)
+        if word == "-m":
+            return words[0] if words else None
+        if word in _CODE_OPTIONS or word.startswith(("--eval=", "--print=")):
+            return None
+        if word == "--":
+            return os.path.basename(words[0]) if words else None
+        if not word.startswith("-") and word not in _SUBCOMMANDS:
+            return os.path.basename(word)
+    return None
+
+
+def runs_agent(argv: Sequence[str] | None, programs: Sequence[str]) -> bool:
+    """Whether a runtime's command line runs one of `programs` (script base names or
+    modules); runtime names themselves never count."""
+    script = runtime_script(argv) if argv else None
+    return script is not None and not is_runtime(script) and script in programs
+
+
 def agent_check(
-    info: PaneInfo | None, accepted: tuple[str, ...], coding_agent: str | None = None
+    info: PaneInfo | None,
+    accepted: tuple[str, ...],
+    coding_agent: str | None = None,
+    scripts: tuple[str, ...] = (),
 ) -> str | None:
     """None when the pane may be typed into, else the skip reason (§7.3 tests A and B).
 
     A multiplexer that detected `coding_agent` itself (herdr) passes the pane; otherwise the
-    foreground command decides, and an unknown one gives `agent-not-detected`.
+    foreground command decides, and an unknown one gives `agent-not-detected`. A runtime in
+    front (node, python...) passes only when its command line runs one of the accepted
+    programs or `scripts`: a bare REPL would run the text as code.
     """
     if info is None or info.dead:
         return "pane-gone"
@@ -84,5 +131,7 @@ def agent_check(
     if not command:
         return "agent-not-detected"
     if is_shell(command) or (accepted and command not in accepted):
+        return f"not-agent:{command}"
+    if is_runtime(command) and not runs_agent(info.argv, (*accepted, *scripts)):
         return f"not-agent:{command}"
     return None

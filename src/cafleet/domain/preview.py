@@ -32,6 +32,12 @@ def preview(
     return f"{header}\n{sanitized(truncated(text, max_text_len))}"
 
 
+def one_line(text: str) -> str:
+    """The preview as one line (header, a space, the body): for an agent without bracketed
+    paste, whose composer would submit at the line break."""
+    return " ".join(text.split("\n"))
+
+
 def previewed_tasks(text: str) -> list[int]:
     """The task ids of the previews (their headers) in `text`, in order."""
     return [int(task) for task in PREVIEW_HEADER.findall(text)]

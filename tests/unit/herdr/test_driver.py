@@ -409,7 +409,7 @@ def test_pane_reports_the_foreground_leader_and_the_detected_agent(
 
     info = driver.pane(server.root_pane)
 
-    assert info == PaneInfo(server.root_pane, False, "claude", "claude")
+    assert info == PaneInfo(server.root_pane, False, "claude", "claude", ("x",))
     assert server.methods()[-2:] == ["pane.get", "pane.process_info"]
 
 

@@ -144,12 +144,19 @@ def test_system_drivers_write_launch_files_in_the_runtime_directory(
         (PaneInfo("w1:p2", False, "weird", "claude"), ("claude",), "claude", None),
         (PaneInfo("w1:p2", False, "bash", "Claude"), ("claude",), "claude", None),
         (PaneInfo("w1:p2", False, "bash", "codex"), ("claude",), "claude", "not-agent:bash"),
-        (PaneInfo("w1:p2", False, "node", None), ("claude", "node"), "claude", None),
+        (PaneInfo("w1:p2", False, "node", None), ("claude", "node"), "claude", "not-agent:node"),
+        (
+            PaneInfo("w1:p2", False, "node", None, ("node", "/x/claude")),
+            ("claude", "node"),
+            "claude",
+            None,
+        ),
         (PaneInfo("w1:p2", False, "", None), ("claude",), "claude", "agent-not-detected"),
         (PaneInfo("w1:p2", False, "", "opencode"), (), "claude", "agent-not-detected"),
         (PaneInfo("w1:p2", True, "claude", "claude"), (), "claude", "pane-gone"),
         (None, (), "claude", "pane-gone"),
-        (PaneInfo("%1", False, "python", None), ("python",), None, None),
+        (PaneInfo("%1", False, "python", None), ("python",), None, "not-agent:python"),
+        (PaneInfo("%1", False, "python", None, ("python", "a.py")), ("python", "a.py"), None, None),
     ],
 )
 def test_the_agent_check_trusts_a_detected_agent_first(
@@ -178,12 +185,12 @@ def test_a_preview_is_one_bracketed_paste_then_enter_without_esc(
     server: FakeHerdrServer, sender: KeystrokeSender, tmp_path: Path
 ) -> None:
     pane = member_pane(server, tmp_path)
-    server.set_processes(pane, [{"pid": 5, "name": "python3", "argv0": "/v/bin/python"}])
+    server.set_processes(pane, [{"pid": 5, "name": "claude", "argv0": "/v/bin/claude"}])
     server.set_bracketed_paste(pane)
     start = len(server.inputs(pane))
 
     outcome = sender.deliver(
-        target(server, CodingAgent.CUSTOM, pane), Keystrokes.preview("[cafleet msg 1]\nhi")
+        target(server, CodingAgent.CLAUDE, pane), Keystrokes.preview("[cafleet msg 1]\nhi")
     )
 
     assert outcome.state is DeliveryState.SENT

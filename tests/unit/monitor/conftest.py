@@ -39,7 +39,7 @@ START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 HOST = "host-a"
 MY_PID = 4242
 SOCKET = "mon-test.sock"
-AGENT_COMMAND = "python"  # the foreground command of every fake agent pane
+AGENT_COMMAND = "demo-agent"  # the foreground command of every fake agent pane
 NO_DELAY_PROFILES = AgentProfiles.resolved(
     {agent: ProfileOverrides(submit_delay=0.0) for agent in CodingAgent}
 )

@@ -143,7 +143,7 @@ def test_a_transition_whose_wake_fails_is_retried_on_the_next_tick(herdr: Any) -
     herdr.watcher_pane.command = "bash"
     first = step(herdr, "blocked")
     assert herdr.schedule(herdr.member_id).last_native_status == "working"
-    herdr.watcher_pane.command = "python"
+    herdr.watcher_pane.command = "demo-agent"
 
     second = step(herdr, "blocked")
 

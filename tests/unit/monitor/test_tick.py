@@ -207,7 +207,7 @@ def test_a_member_on_another_server_is_alive_only_on_its_own_server(fleet: Any) 
     other = fleet.add_server("other.sock")
     remote = fleet.member("remote", driver=other, socket="other.sock")
     # the same pane id on the fleet's main server must not make it look alive
-    fleet.driver.add_pane("python", pane_id=other.panes[fleet.panes[remote].pane_id].pane_id)
+    fleet.driver.add_pane("demo-agent", pane_id=other.panes[fleet.panes[remote].pane_id].pane_id)
     other.panes[fleet.panes[remote].pane_id].dead = True
 
     report = claimed(fleet).tick(fleet.fleet_id)

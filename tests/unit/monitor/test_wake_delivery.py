@@ -126,7 +126,7 @@ def test_once_the_watcher_is_back_the_pending_agents_are_woken(fleet: Any) -> No
     service = claimed(fleet)
     fleet.watcher_pane.command = "bash"
     service.tick(fleet.fleet_id)
-    fleet.watcher_pane.command = "python"
+    fleet.watcher_pane.command = "demo-agent"
     fleet.clock.advance(5)
 
     report = service.tick(fleet.fleet_id)

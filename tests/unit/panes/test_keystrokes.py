@@ -10,6 +10,7 @@ from cafleet.domain.delivery import DeliveryState, PushOutcome
 from cafleet.domain.errors import Unavailable
 from cafleet.domain.panes import PaneGone
 from cafleet.domain.placement import CodingAgent, Multiplexer
+from cafleet.domain.preview import one_line
 
 from .builders import (
     ENTER,
@@ -263,24 +264,65 @@ def test_a_pane_not_running_the_agent_is_skipped_untouched(
     assert rig.clock.slept == []
 
 
+# A runtime in front says nothing of what it runs: its argv must run the agent's program.
 @pytest.mark.parametrize(
-    ("coding_agent", "agent_commands", "foreground"),
+    ("coding_agent", "agent_commands", "argv"),
     [
-        pytest.param(CodingAgent.CLAUDE, (), "claude", id="claude"),
-        pytest.param(CodingAgent.CODEX, (), "codex", id="codex"),
-        pytest.param(CodingAgent.CODEX, (), "node", id="codex-as-node"),
-        pytest.param(CodingAgent.OPENCODE, (), "opencode", id="opencode"),
-        pytest.param(CodingAgent.OPENCODE, (), "node", id="opencode-as-node"),
-        pytest.param(CodingAgent.OPENCODE, (), "bun", id="opencode-as-bun"),
-        pytest.param(CodingAgent.CUSTOM, ("demo-agent", "python3"), "python3",
+        pytest.param(CodingAgent.CODEX, (), ("node",), id="codex-node-repl"),
+        pytest.param(CodingAgent.CODEX, (), ("node", "-i"), id="codex-node-interactive"),
+        pytest.param(CodingAgent.CODEX, (), ("node", "-e", "codex"), id="codex-node-eval"),
+        pytest.param(CodingAgent.CODEX, (), ("node", "/srv/other.js"), id="codex-other-script"),
+        pytest.param(CodingAgent.OPENCODE, (), ("node",), id="opencode-node-repl"),
+        pytest.param(CodingAgent.OPENCODE, (), ("bun", "repl"), id="opencode-bun-repl"),
+        pytest.param(CodingAgent.CUSTOM, ("agent.py", "python3"), ("python3",),
+                     id="custom-python-repl"),
+        pytest.param(CodingAgent.CUSTOM, ("agent.py", "python3"), ("python3", "-c", "x"),
+                     id="custom-python-inline"),
+        pytest.param(CodingAgent.CUSTOM, (), ("python3", "/opt/agent.py"),
+                     id="custom-without-list"),
+    ],
+)  # fmt: skip
+def test_a_bare_runtime_in_front_is_not_the_agent(
+    rig: PaneRig, coding_agent: CodingAgent, agent_commands: tuple[str, ...], argv: tuple[str, ...]
+) -> None:
+    runtime = argv[0]
+    pane = rig.driver.add_pane(runtime, argv=argv)
+    to = target(pane.pane_id, coding_agent=coding_agent, agent_commands=agent_commands)
+
+    outcome = rig.keystrokes().deliver(to, Keystrokes.preview(PREVIEW))
+
+    assert outcome == PushOutcome.skipped(f"not-agent:{runtime}", "tmux", pane.pane_id)
+    assert pane.typed == []
+    assert rig.clock.slept == []
+
+
+@pytest.mark.parametrize(
+    ("coding_agent", "agent_commands", "argv"),
+    [
+        pytest.param(CodingAgent.CLAUDE, (), ("claude",), id="claude"),
+        pytest.param(CodingAgent.CODEX, (), ("codex",), id="codex"),
+        # what the pinned codex shows under tmux: node running the npm bin link
+        pytest.param(CodingAgent.CODEX, (), ("node", "/n/.bin/codex", "--", "hi"),
+                     id="codex-as-node"),
+        pytest.param(CodingAgent.CODEX, (), ("node", "--no-warnings", "/n/codex/bin/codex.js"),
+                     id="codex-package-script"),
+        pytest.param(CodingAgent.OPENCODE, (), ("opencode",), id="opencode"),
+        pytest.param(CodingAgent.OPENCODE, (), ("node", "/usr/bin/opencode"),
+                     id="opencode-as-node"),
+        pytest.param(CodingAgent.OPENCODE, (), ("bun", "run", "/x/opencode"), id="opencode-as-bun"),
+        pytest.param(CodingAgent.CUSTOM, ("demo-agent", "python3"),
+                     ("/usr/bin/python3", "-u", "/home/me/bin/demo-agent", "hi"),
                      id="custom-interpreter"),
-        pytest.param(CodingAgent.CUSTOM, (), "anything-but-a-shell", id="custom-without-list"),
+        pytest.param(CodingAgent.CUSTOM, ("python", "cafleet.demo_agent"),
+                     ("python", "-m", "cafleet.demo_agent", "hi"), id="custom-module"),
+        pytest.param(CodingAgent.CUSTOM, (), ("anything-but-a-shell",), id="custom-without-list"),
     ],
 )  # fmt: skip
 def test_a_pane_running_an_accepted_command_is_typed_into(
-    rig: PaneRig, coding_agent: CodingAgent, agent_commands: tuple[str, ...], foreground: str
+    rig: PaneRig, coding_agent: CodingAgent, agent_commands: tuple[str, ...], argv: tuple[str, ...]
 ) -> None:
-    pane = rig.driver.add_pane(foreground)
+    foreground = argv[0].rsplit("/", 1)[-1]
+    pane = rig.driver.add_pane(foreground, argv=argv)
     to = target(pane.pane_id, coding_agent=coding_agent, agent_commands=agent_commands)
 
     outcome = rig.keystrokes().deliver(to, Keystrokes.exit_command())
@@ -468,7 +510,42 @@ def test_an_agent_without_dialog_signs_is_typed_into_without_reading_its_screen(
     )
 
     assert outcome == PushOutcome.sent("tmux", pane.pane_id)
-    assert pane.submitted() == [PREVIEW]
+    assert pane.submitted() == [one_line(PREVIEW)]
+
+
+# --------------------------------------------------------------------------- bracketed paste
+
+
+@pytest.mark.parametrize(
+    "coding_agent", [CodingAgent.CLAUDE, CodingAgent.CODEX, CodingAgent.OPENCODE]
+)
+def test_an_agent_with_bracketed_paste_gets_the_two_line_preview(
+    rig: PaneRig, coding_agent: CodingAgent
+) -> None:
+    pane = rig.driver.add_pane(coding_agent.value)
+
+    outcome = rig.keystrokes().deliver(
+        target(pane.pane_id, coding_agent=coding_agent), Keystrokes.preview(PREVIEW)
+    )
+
+    assert outcome == PushOutcome.sent("tmux", pane.pane_id)
+    assert pane.typed == [paste(PREVIEW), ENTER]
+
+
+def test_an_agent_without_bracketed_paste_gets_the_preview_as_one_submission(
+    rig: PaneRig,
+) -> None:
+    pane = rig.driver.add_pane("lineagent")
+
+    outcome = rig.keystrokes().deliver(
+        target(pane.pane_id, coding_agent=CodingAgent.CUSTOM, agent_commands=("lineagent",)),
+        Keystrokes.preview(PREVIEW),
+    )
+
+    assert outcome == PushOutcome.sent("tmux", pane.pane_id)
+    header, body = PREVIEW.split("\n")
+    assert pane.typed == [paste(f"{header} {body}"), ENTER]
+    assert pane.submitted() == [f"{header} {body}"]
 
 
 def test_an_opencode_permission_dialog_is_never_typed_into(rig: PaneRig) -> None:
@@ -522,6 +599,22 @@ def test_an_agent_leaving_between_paste_and_enter_gets_no_enter(rig: PaneRig) ->
     assert pane.typed == [paste(PREVIEW)]
     assert ENTER not in pane.typed
     assert rig.clock.slept == [SUBMIT_DELAYS["claude"]]
+
+
+def test_a_runtime_agent_leaving_a_bare_runtime_behind_gets_no_enter(rig: PaneRig) -> None:
+    pane = rig.driver.add_pane("node", argv=("node", "/n/.bin/codex", "--", "hi"))
+
+    def codex_quits_to_a_node_repl() -> None:
+        pane.argv = ("node",)
+
+    rig.clock.after(SUBMIT_DELAYS["codex"], codex_quits_to_a_node_repl)
+
+    outcome = rig.keystrokes().deliver(
+        target(pane.pane_id, coding_agent=CodingAgent.CODEX), Keystrokes.preview(PREVIEW)
+    )
+
+    assert outcome == PushOutcome.skipped("not-agent:node (before Enter)", "tmux", pane.pane_id)
+    assert pane.typed == [paste(PREVIEW)]
 
 
 def test_a_dialog_opening_between_text_and_enter_gets_no_enter(rig: PaneRig) -> None:

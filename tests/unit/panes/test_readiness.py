@@ -134,7 +134,7 @@ def test_opencode_s_server_counts_only_on_the_endpoint_the_pad_reserved(rig: Pan
 
 
 def test_opencode_is_ready_by_http_from_the_first_busy_answer(rig: PaneRig) -> None:
-    pane = rig.driver.add_pane("bun")
+    pane = rig.driver.add_pane("bun", argv=("bun", "run", "/x/opencode"))
     pad = FakeLaunchPad(1, 2)
     pad.endpoint()
     pad.answers["/session/status"] = "{}"

@@ -601,10 +601,39 @@ def test_without_a_signal_an_agent_in_front_is_ready_after_its_wait(
 def test_a_custom_agent_showing_its_interpreter_counts_as_in_front(
     rig: PaneRig, spawning: Spawning
 ) -> None:
-    spawning.on_spawn(lambda pad, pane_id: setattr(rig.driver.panes[pane_id], "command", "python3"))
+    def shebang_script(pad: FakeLaunchPad, pane_id: str) -> None:
+        pane = rig.driver.panes[pane_id]  # the kernel runs the interpreter on the script
+        pane.command, pane.argv = "python3", ("/usr/bin/python3", *pane.argv)
+
+    spawning.on_spawn(shebang_script)
 
     created = spawning.create(coding_agent=CodingAgent.CUSTOM, agent_command="demo-agent")
 
+    assert (created.placement.ready_rule, created.placement.ready_at) == ("wait", at(0.6))
+
+
+def test_a_custom_agent_whose_interpreter_runs_another_script_is_not_in_front(
+    rig: PaneRig, spawning: Spawning
+) -> None:
+    def repl_in_front(pad: FakeLaunchPad, pane_id: str) -> None:
+        pane = rig.driver.panes[pane_id]
+        pane.command, pane.argv = "python3", ("/usr/bin/python3",)
+
+    spawning.on_spawn(repl_in_front)
+
+    with pytest.raises(Unavailable, match=r"does not run custom \(foreground: python3\)"):
+        spawning.create(coding_agent=CodingAgent.CUSTOM, agent_command="demo-agent")
+
+
+def test_a_runtime_template_records_its_script_and_is_in_front_running_it(
+    rig: PaneRig, spawning: Spawning
+) -> None:
+    spawning.programs.paths["node"] = "/usr/bin/node"
+    spawning.on_spawn(lambda pad, pane_id: setattr(rig.driver.panes[pane_id], "command", "node"))
+
+    created = spawning.create(coding_agent=CodingAgent.CUSTOM, agent_command="node ./agent.js")
+
+    assert created.placement.agent_commands == ("node", "agent.js")
     assert (created.placement.ready_rule, created.placement.ready_at) == ("wait", at(0.6))
 
 

@@ -113,7 +113,12 @@ class FakePaneDriver(PaneDriver):
         return {p.pane_id: PaneInfo(p.pane_id, p.dead, p.command) for p in self.panes.values()}
 
     def pane(self, pane_id: str) -> PaneInfo | None:
-        return self.list_panes().get(pane_id)
+        """As listed, with the argv of what runs in front: the pane's own."""
+        info = self.list_panes().get(pane_id)
+        pane = self.panes.get(pane_id)
+        if info is None or pane is None or info.dead:
+            return info
+        return PaneInfo(info.pane_id, info.dead, info.command, info.agent, pane.argv)
 
     def kill(self, pane_id: str) -> bool:
         self._reach()

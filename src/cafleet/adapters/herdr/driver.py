@@ -274,7 +274,7 @@ class HerdrPaneDriver(PaneDriver, AgentStates):
         except PaneGone:
             return None
         dead, command = foreground(process)
-        return PaneInfo(pane_id, dead, command, _agent(raw))
+        return PaneInfo(pane_id, dead, command, _agent(raw), foreground_argv(process))
 
     def kill(self, pane_id: str) -> bool:
         try:
@@ -364,17 +364,36 @@ def foreground(process_info: Mapping[str, Any]) -> tuple[bool, str]:
     listed process and to its `name`. Missing or unreadable data gives "" (cannot tell).
     Dead: the server reports the pane but neither a process nor a shell pid.
     """
-    info = process_info.get("process_info")
-    if not isinstance(info, dict):
-        info = process_info
+    info = _process_info(process_info)
     processes = list(_dicts(info.get("foreground_processes") or info.get("processes")))
-    leader_pid = info.get("foreground_process_group_id")
-    leader = next((p for p in processes if p.get("pid") == leader_pid), None)
-    leader = leader or (processes[0] if processes else None)
+    leader = _leader(info)
     dead = bool(info.get("pane_id")) and not info.get("shell_pid") and not processes
     if leader is None:
         return dead, ""
     return False, _command_name(leader)
+
+
+def foreground_argv(process_info: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The foreground group leader's `argv` from a `pane.process_info` result; None when
+    the server did not give it as a list of strings."""
+    leader = _leader(_process_info(process_info))
+    argv = leader.get("argv") if leader is not None else None
+    if isinstance(argv, list) and argv and all(isinstance(word, str) for word in argv):
+        return tuple(argv)
+    return None
+
+
+def _process_info(result: Mapping[str, Any]) -> Mapping[str, Any]:
+    info = result.get("process_info")
+    return info if isinstance(info, dict) else result
+
+
+def _leader(info: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The foreground group's leader, else the first listed foreground process."""
+    processes = list(_dicts(info.get("foreground_processes") or info.get("processes")))
+    leader_pid = info.get("foreground_process_group_id")
+    leader = next((p for p in processes if p.get("pid") == leader_pid), None)
+    return leader or (processes[0] if processes else None)
 
 
 def parse_layout(raw: Mapping[str, Any]) -> Layout:

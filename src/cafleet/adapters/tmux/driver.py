@@ -13,7 +13,9 @@ import shutil
 import subprocess
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 
+from cafleet.adapters.foreground import foreground_argv
 from cafleet.application.ports import PaneDriver
 from cafleet.domain.errors import CafleetError, Unavailable
 from cafleet.domain.panes import Key, PaneGone, PaneInfo, PromptAnswer
@@ -21,7 +23,7 @@ from cafleet.domain.placement import Multiplexer, PaneLocation
 
 TIMEOUT_SECONDS = 5
 CHUNK_BYTES = 8 * 1024  # one tmux command is capped near 16 KiB
-PANE_FORMAT = "#{pane_id}\t#{pane_dead}\t#{pane_current_command}"
+PANE_FORMAT = "#{pane_id}\t#{pane_dead}\t#{pane_current_command}\t#{pane_pid}"
 KEY_NAMES = {Key.ENTER: "Enter", Key.ESCAPE: "Escape"}
 _GONE_SIGNS = ("can't find pane", "no such pane", "can't find window")
 _UNREACHABLE_SIGNS = ("no server running", "error connecting to", "failed to connect")
@@ -88,11 +90,16 @@ class TmuxPaneDriver(PaneDriver):
         return _parse_panes(self._run("list-panes", "-a", "-F", PANE_FORMAT))
 
     def pane(self, pane_id: str) -> PaneInfo | None:
+        """The pane with its foreground process's argv (the agent check needs it)."""
         try:
-            panes = _parse_panes(self._run("list-panes", "-t", pane_id, "-F", PANE_FORMAT))
+            listing = self._run("list-panes", "-t", pane_id, "-F", PANE_FORMAT)
         except PaneGone:
             return None
-        return panes.get(pane_id)
+        for info, pid in _pane_rows(listing):
+            if info.pane_id == pane_id:
+                argv = None if info.dead else foreground_argv(pid)
+                return replace(info, argv=argv)
+        return None
 
     def kill(self, pane_id: str) -> bool:
         try:
@@ -174,10 +181,13 @@ def _chunks(text: str, limit: int) -> Iterator[str]:
         yield "".join(piece)
 
 
-def _parse_panes(listing: str) -> dict[str, PaneInfo]:
-    panes = {}
+def _pane_rows(listing: str) -> Iterator[tuple[PaneInfo, int]]:
+    """Each listed pane with the pid of its first process (0 when not reported)."""
     for line in listing.splitlines():
-        pane_id, dead, command = [*line.split("\t"), "", ""][:3]
+        pane_id, dead, command, pid = [*line.split("\t"), "", "", ""][:4]
         if pane_id:
-            panes[pane_id] = PaneInfo(pane_id, dead == "1", command)
-    return panes
+            yield PaneInfo(pane_id, dead == "1", command), int(pid) if pid.isdigit() else 0
+
+
+def _parse_panes(listing: str) -> dict[str, PaneInfo]:
+    return {info.pane_id: info for info, _ in _pane_rows(listing)}
