@@ -37,8 +37,9 @@ def test_two_line_message_arrives_as_one_submitted_turn(pane_fleet: PaneFleet) -
     assert sent["notification_sent"] is True
 
     member.wait_event("ack")  # the agent polled and acknowledged the message
-    # Exactly one submission: the header line, a line break, the body with its LF as ⏎.
-    assert member.submits() == [f"{header(sent)}\nline one⏎line two"]
+    # Exactly one submission: the header, the body with its LF as ⏎, on one line (a custom
+    # agent may not have enabled bracketed paste, so no line break is typed).
+    assert member.submits() == [f"{header(sent)} line one⏎line two"]
     assert key_events(member) == ["submit"]  # no Esc first: it would interrupt a busy agent
     [ack] = [e for e in member.events() if e["event"] == "ack"]
     assert ack == {"event": "ack", "task_id": sent["task"]["id"], "from": fleet.director}
@@ -59,13 +60,13 @@ def test_preview_body_is_sanitized_so_nothing_escapes_the_paste(pane_fleet: Pane
 
     member.wait_event("ack")
     body = "run $\ufe59date) \u2502 tee \u02cbx\u02cb\u23ceend\ufffd[201~\u23ce/exit\ufffd"
-    assert member.submits() == [f"{header(sent)}\n{body}"]
+    assert member.submits() == [f"{header(sent)} {body}"]
     assert member.count("exit") == 0
 
     long = "x" * 205
     sent = fleet.send(fleet.director, member.agent_id, long)
     member.wait_event("ack", count=2)
-    assert member.submits()[-1] == f"{header(sent)}\n{'x' * 200}\u2026"
+    assert member.submits()[-1] == f"{header(sent)} {'x' * 200}\u2026"
 
 
 def test_broadcast_pushes_to_every_live_agent_pane(pane_fleet: PaneFleet) -> None:
@@ -109,7 +110,7 @@ def test_broadcast_pushes_to_every_live_agent_pane(pane_fleet: PaneFleet) -> Non
         assert row["state"] == "sent"
         member.wait_event("ack")
         preview = f"[cafleet msg {row['task_id']} from {alice.agent_id} {row['created_at']}]"
-        assert member.submits() == [f"{preview}\nall hands"]
+        assert member.submits() == [f"{preview} all hands"]
     assert alice.submits() == []
 
 
@@ -128,7 +129,7 @@ def test_no_esc_is_typed_before_previews_pings_exec_or_exit(pane_fleet: PaneFlee
     member.wait_event("exit")
 
     poll = f"cafleet message poll --fleet-id {fleet.fleet_id} --agent-id {member.agent_id}"
-    assert member.submits() == [f"{header(sent)}\nhello worker", "! echo hi", poll, "/exit"]
+    assert member.submits() == [f"{header(sent)} hello worker", "! echo hi", poll, "/exit"]
     assert key_events(member) == [
         "submit",  # preview
         "submit",  # ! echo hi
@@ -173,7 +174,7 @@ def test_slow_composer_still_gets_every_message_submitted_with_a_submit_delay(
     for n in range(1, 6):
         sent = fleet.send(fleet.director, member.agent_id, f"message {n}", env=delay)
         assert sent["notification_sent"] is True
-        expected.append(f"{header(sent)}\nmessage {n}")
+        expected.append(f"{header(sent)} message {n}")
         member.wait_event("ack", count=n)  # the agent is idle again before the next one
 
     assert member.submits() == expected
@@ -273,7 +274,7 @@ def test_twenty_concurrent_senders_pushing_into_one_live_pane(pane_fleet: PaneFl
     member.wait_event("submit", count=20, timeout=120)
     texts = member.submits()
     assert len(texts) == 20
-    bodies = sorted(text.split("\n", 1)[1] for text in texts)
+    bodies = sorted(text.split("] ", 1)[1] for text in texts)
     assert bodies == sorted(f"concurrent {n}" for n in range(20))
     for text in texts:
-        assert HEADER.fullmatch(text.split("\n", 1)[0]), text
+        assert HEADER.match(text), text

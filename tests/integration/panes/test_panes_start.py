@@ -19,12 +19,18 @@ pytestmark = pytest.mark.tmux
 
 DIALOG = "do you want to proceed"
 # A custom agent that shows a shell for two seconds before the demo agent takes over: a window
-# in which the member is registered, its pane recorded, and its agent not yet ready.
+# in which the member is registered, its pane recorded, and its agent not yet ready. The
+# shell then runs this script again, which the agent check knows as the agent.
 SLOW_START = """#!{python}
 import os, sys
 
-script = 'sleep 2; exec "$0" -m cafleet.demo_agent "$1"'
-os.execvp("sh", ["sh", "-c", script, sys.executable, sys.argv[-1]])
+if os.environ.get("SLOW_START_SHELL") != "done":
+    os.environ["SLOW_START_SHELL"] = "done"
+    script = 'sleep 2; exec "$0" "$1" "$2"'
+    os.execvp("sh", ["sh", "-c", script, sys.executable, sys.argv[0], sys.argv[-1]])
+from cafleet import demo_agent
+
+sys.exit(demo_agent.main([sys.argv[-1]]))
 """
 
 
@@ -272,7 +278,7 @@ def test_a_message_sent_while_a_member_starts_is_delivered_once_it_is_ready(
     fleet.members.append(member)
     member.wait_event("ack")
     header = f"[cafleet msg {sent['task']['id']} from {fleet.director} {sent['task']['ts']}]"
-    assert member.submits() == [f"{header}\nwelcome aboard"]  # once, and on its own
+    assert member.submits() == [f"{header} welcome aboard"]  # once, and on its own
 
 
 # --------------------------------------------------------------------------- closed panes

@@ -11,7 +11,14 @@ from panes_support import Member, PaneFleet, wait_until
 pytestmark = pytest.mark.tmux
 
 # A custom "agent" that ignores its input: /exit never makes it leave.
-SLEEPER = [sys.executable, "-c", "import time; time.sleep(600)"]
+SLEEPER = "import time; time.sleep(600)"
+
+
+def stand_in(fleet: PaneFleet, name: str, code: str) -> list[str]:
+    """A custom agent's argv: python running a script (the agent check wants to see one)."""
+    script = fleet.tmp / f"{name}.py"
+    script.write_text(code, encoding="utf-8")
+    return [sys.executable, str(script)]
 
 
 def deleted_text(member: Member, status: str, *, forced: bool = False) -> str:
@@ -46,7 +53,7 @@ def test_graceful_delete_types_exit_and_the_pane_closes(pane_fleet: PaneFleet) -
 
 def test_delete_escalates_to_a_kill_when_the_agent_ignores_exit(pane_fleet: PaneFleet) -> None:
     fleet = pane_fleet
-    member = fleet.create_member("sleeper", agent_argv=SLEEPER)
+    member = fleet.create_member("sleeper", agent_argv=stand_in(fleet, "sleeper", SLEEPER))
     # What `member create` recorded as the agent's foreground name, and what tmux shows.
     [placement] = fleet.rows(
         "SELECT agent_commands FROM agent_placements WHERE agent_id = ?", member.agent_id
@@ -80,16 +87,12 @@ def test_force_delete_kills_without_typing(pane_fleet: PaneFleet) -> None:
 
 
 # A custom "agent" that runs long enough to be seen ready, then turns into `sleep`.
-TURNS_INTO_SLEEP = [
-    sys.executable,
-    "-c",
-    "import os, time; time.sleep(5); os.execvp('sleep', ['sleep', '600'])",
-]
+TURNS_INTO_SLEEP = "import os, time; time.sleep(5); os.execvp('sleep', ['sleep', '600'])"
 
 
 def test_graceful_delete_kills_a_pane_that_does_not_run_the_agent(pane_fleet: PaneFleet) -> None:
     fleet = pane_fleet
-    member = fleet.create_member("odd", agent_argv=TURNS_INTO_SLEEP)
+    member = fleet.create_member("odd", agent_argv=stand_in(fleet, "odd", TURNS_INTO_SLEEP))
     wait_until(lambda: fleet.tmux.panes()[member.pane]["command"] == "sleep", "sleep in front")
 
     out = fleet.ok("member", "delete", *fleet.target(member.agent_id))
@@ -123,7 +126,7 @@ def test_a_pane_that_is_already_gone_is_skipped_by_pushes_and_deleted_as_closed(
 def test_fleet_delete_closes_kills_and_reports_every_member_pane(pane_fleet: PaneFleet) -> None:
     fleet = pane_fleet
     polite = fleet.create_member("polite")
-    stubborn = fleet.create_member("stubborn", agent_argv=SLEEPER)
+    stubborn = fleet.create_member("stubborn", agent_argv=stand_in(fleet, "sleeper", SLEEPER))
     vanished = fleet.create_member("vanished")
     fleet.tmux.run("kill-pane", "-t", vanished.pane)
     assert pane_ids(fleet) == {fleet.director_pane, polite.pane, stubborn.pane}

@@ -176,7 +176,7 @@ def test_nudge_is_an_ordinary_message_with_its_preview(pane_fleet: PaneFleet) ->
     )
     assert task["status_state"] == "completed"  # the agent acknowledged it
     preview = f"[cafleet msg {task_id} from {fleet.director} {task['created_at']}]"
-    assert member.submits() == [f"{preview}\nplease report your progress"]
+    assert member.submits() == [f"{preview} please report your progress"]
     assert member.count("esc") == 0
     assert fleet.delivery(task_id)["state"] == "sent"
 
