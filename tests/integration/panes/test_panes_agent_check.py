@@ -53,42 +53,28 @@ def start_in_shell(fleet: PaneFleet, pane: str, line: str) -> None:
     fleet.tmux.run("send-keys", "-t", pane, "Enter")
 
 
-def codex_fleet(fleet: PaneFleet) -> tuple[str, int, int, int]:
-    """A second fleet whose Director (coding agent codex) is a shell in a new window:
-    (its pane, its fleet id, its Director's id, its Administrator's id)."""
+def director_of(fleet: PaneFleet, coding_agent: str) -> tuple[str, int, int, int]:
+    """(pane, fleet id, Director id, Administrator id) of a fleet whose Director runs
+    `coding_agent`: the fixture's own for custom, else a new fleet in a new window."""
+    if coding_agent == "custom":
+        return fleet.director_pane, fleet.fleet_id, fleet.director, fleet.admin
     pane = fleet.tmux.run("new-window", "-d", "-P", "-F", "#{pane_id}", "bash --norc")
     made = fleet.json(
-        "fleet", "create", "--name", "c", "--coding-agent", "codex", env={"TMUX_PANE": pane}
-    )
+        "fleet", "create", "--name", "c", "--coding-agent", coding_agent,
+        env={"TMUX_PANE": pane},
+    )  # fmt: skip
     return pane, made["fleet_id"], made["director"]["agent_id"], made["administrator_agent_id"]
 
 
+# custom: any program but a shell is the agent; codex: its profile accepts node (Codex runs
+# on it), but only running Codex's script
 @pytest.mark.skipif(NODE is None, reason="node is not installed")
+@pytest.mark.parametrize("coding_agent", ["custom", "codex"])
 def test_a_node_repl_in_the_directors_pane_is_not_taken_for_the_agent(
-    pane_fleet: PaneFleet,
+    pane_fleet: PaneFleet, coding_agent: str
 ) -> None:
     fleet = pane_fleet
-    pane = fleet.director_pane
-    written = fleet.tmp / "written-by-the-message"
-    start_in_shell(fleet, pane, "node")
-    in_front(fleet, pane, "node")
-    fleet.wait_screen(pane, ">")
-
-    sent = fleet.send(fleet.admin, fleet.director, f"require('fs').writeFileSync('{written}', 'x')")
-
-    assert sent["notification"] == {
-        "state": "skipped",
-        "transport": "tmux",
-        "reason": "not-agent:node",
-    }
-    assert "cafleet msg" not in fleet.tmux.capture(pane)
-    assert not written.exists()
-
-
-@pytest.mark.skipif(NODE is None, reason="node is not installed")
-def test_a_node_repl_is_not_codex_although_codex_runs_on_node(pane_fleet: PaneFleet) -> None:
-    fleet = pane_fleet
-    pane, fleet_id, director, admin = codex_fleet(fleet)
+    pane, fleet_id, director, admin = director_of(fleet, coding_agent)
     written = fleet.tmp / "written-by-the-message"
     start_in_shell(fleet, pane, "node")
     in_front(fleet, pane, "node")
