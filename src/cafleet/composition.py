@@ -168,7 +168,7 @@ class Components:
     def fleets(self) -> FleetService:
         from cafleet.application.fleets import FleetService
 
-        return FleetService(self.uow, self.clock, self.locator, self.teardown)
+        return FleetService(self.uow, self.clock, self.locator, self.teardown, self.pane_drivers)
 
     def member_panes(self) -> MemberPanes:
         from cafleet.application.member_panes import MemberPanes

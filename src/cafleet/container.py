@@ -89,7 +89,7 @@ class Container(containers.DeclarativeContainer):
 
     teardown = providers.Singleton(PaneTeardown, keystrokes, pane_drivers, clock)
 
-    fleets = providers.Factory(FleetService, uow, clock, locator, teardown)
+    fleets = providers.Factory(FleetService, uow, clock, locator, teardown, pane_drivers)
     member_panes = providers.Factory(MemberPanes, uow, clock, pane_drivers, keystrokes)
     member_removal = providers.Factory(MemberRemoval, uow, clock, pane_drivers, teardown)
     process = providers.Singleton(SystemProcess)
@@ -130,6 +130,14 @@ def build_container(settings: Settings) -> Container:
     return Container(settings=settings)
 
 
+def _fake_drivers() -> FakePaneDrivers:
+    """Fake servers where the fake locator's pane exists, so a fleet can be created."""
+    drivers = FakePaneDrivers()
+    pane = FakePaneLocator().current_pane()
+    drivers(pane.backend, pane.socket).add_pane("claude", pane.window_id, pane.pane_id)
+    return drivers
+
+
 def build_fake_container(settings: Settings | None = None) -> Container:
     """Every adapter replaced by its in-memory fake; settings default to an in-memory URL."""
     container = Container(
@@ -138,7 +146,7 @@ def build_fake_container(settings: Settings | None = None) -> Container:
     )
     container.uow.override(providers.Singleton(MemoryStore))
     container.clock.override(providers.Singleton(FakeClock))
-    container.pane_drivers.override(providers.Singleton(FakePaneDrivers))
+    container.pane_drivers.override(providers.Singleton(_fake_drivers))
     container.pane_locks.override(providers.Singleton(ThreadLocks))
     container.locator.override(providers.Singleton(FakePaneLocator))
     return container

@@ -101,6 +101,10 @@ LIFECYCLE_EVENTS = {
 STATUS_SUBSCRIPTION = "pane.agent_status_changed"
 
 # Runs in the child between fork and the shell: make the pty its controlling terminal.
+# Plain mode's shell pids come from one sequence for every server of the process, as real pids
+# do from the kernel: no two live panes share one, and a restarted server's panes get new ones.
+_PLAIN_PIDS = itertools.count(40_000)
+
 _CTTY_EXEC = (
     "import fcntl, os, sys, termios; fcntl.ioctl(0, termios.TIOCSCTTY, 0); "
     "os.execv(sys.argv[1], sys.argv[1:])"
@@ -406,7 +410,7 @@ class Pane:
     inputs: list[bytes] = field(default_factory=list)
     bracketed: bool = False  # plain mode: whether the "application" asked for bracketed paste
     processes: list[dict[str, Any]] | None = None  # plain mode: what process_info reports
-    shell_pid: int = 1000  # plain mode
+    shell_pid: int = field(default_factory=lambda: next(_PLAIN_PIDS))  # plain mode
     process: subprocess.Popen[bytes] | None = None
     master: int | None = None
     closed: bool = False
@@ -577,13 +581,15 @@ class FakeHerdrServer:
         return b"".join(self.inputs(pane_id))
 
     def set_processes(
-        self, pane_id: str, processes: list[dict[str, Any]] | None, *, shell_pid: int = 1000
+        self, pane_id: str, processes: list[dict[str, Any]] | None, *, shell_pid: int | None = None
     ) -> None:
-        """Plain mode: what pane.process_info reports (foreground_processes)."""
+        """Plain mode: what pane.process_info reports (foreground_processes); the pane keeps
+        its shell pid unless one is given."""
         with self.lock:
             pane = self._pane(pane_id)
             pane.processes = None if processes is None else [dict(p) for p in processes]
-            pane.shell_pid = shell_pid
+            if shell_pid is not None:
+                pane.shell_pid = shell_pid
 
     def set_bracketed_paste(self, pane_id: str, enabled: bool = True) -> None:
         with self.lock:

@@ -112,6 +112,7 @@ class World:
     store: MemoryStore
     clock: FakeClock
     fleets: FleetService
+    drivers: FakePaneDrivers | None = None
 
     def fleet(self, name: str = "alpha") -> FleetCreated:
         return self.fleets.create(name, CodingAgent.CLAUDE)
@@ -151,11 +152,17 @@ class World:
         description: str | None = None,
         skills: tuple[str, ...] = (),
         starting: bool = False,
+        legacy: bool = False,
     ) -> int:
         """A pane-bound member beside the Director (pane_id None = pending placement), its
-        agent seen ready by its hook unless `starting`."""
+        agent seen ready by its hook unless `starting`. A pane that exists already is
+        claimed as `member create` does, unless `legacy` (a row from before identities)."""
         fleet_id = made.fleet.fleet_id
         director = made.director.agent_id
+        identity = None
+        if self.drivers is not None and pane_id is not None and not legacy:
+            server = self.drivers(made.placement.backend, made.placement.socket)
+            identity = server.claim(pane_id) if pane_id in server.panes else None
         with self.store(write=True) as uow:
             now = self.clock.now()
             agent_id = uow.agents.add(
@@ -182,6 +189,7 @@ class World:
                     socket=made.placement.socket,
                     ready_at=None if starting or pane_id is None else now,
                     ready_rule=None if starting or pane_id is None else "hook",
+                    identity=identity,
                 )
             )
             if card_kind is None:
@@ -239,8 +247,10 @@ def install_current_skills(store: MemoryStore, clock: FakeClock) -> None:
 
 
 @pytest.fixture
-def world(store: MemoryStore, clock: FakeClock, fleets: FleetService) -> World:
-    return World(store, clock, fleets)
+def world(
+    store: MemoryStore, clock: FakeClock, fleets: FleetService, pane_drivers: FakePaneDrivers
+) -> World:
+    return World(store, clock, fleets, pane_drivers)
 
 
 class FakeComponents(Components):
@@ -294,6 +304,11 @@ def run(
     """The root command replaces ctx.obj with a fresh App, so the seam is the class that
     App.components instantiates after validating the settings from the environment."""
     harness = CliHarness(store, clock, notifier, locator, pane_drivers, world)
+    # the pane `fleet create` runs in exists, so it can be claimed as the Director's
+    director = locator.current_pane()
+    pane_drivers(director.backend, director.socket).add_pane(
+        "claude", director.window_id, director.pane_id
+    )
     install_current_skills(store, clock)
 
     def components(settings: Settings, env: Mapping[str, str] | None = None) -> Any:

@@ -317,8 +317,8 @@ def test_delete_warns_about_a_pane_it_could_not_close_and_still_deletes(run) -> 
     made = run.world.fleet("alpha")
     server = run.pane_drivers(Multiplexer.TMUX, "tmux-test.sock")
     server.add_pane("claude", pane_id="%1")
-    server.unreachable = "server exited"
     run.world.member(made, "worker", pane_id="%1")
+    server.unreachable = "server exited"
 
     result = run("fleet", "delete", "--fleet-id", str(made.fleet.fleet_id))
 

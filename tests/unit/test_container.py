@@ -51,6 +51,8 @@ def test_fleets_messaging_and_members_share_one_store(container) -> None:
 
 def test_a_push_to_a_pane_the_fake_server_does_not_know_is_settled_as_gone(container) -> None:
     made = container.fleets().create("demo", CodingAgent.CLAUDE)
+    pane = made.placement
+    container.pane_drivers()(pane.backend, pane.socket).panes.clear()  # the pane went away
 
     sent = container.messaging().send(
         made.fleet.fleet_id, made.administrator.agent_id, made.director.agent_id, "hi"

@@ -7,7 +7,13 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from cafleet.application.lifecycle import DEFAULT_EXIT_TIMEOUT_SECONDS
-from cafleet.application.ports import Clock, PaneLocator, PushTarget, UnitOfWorkFactory
+from cafleet.application.ports import (
+    Clock,
+    PaneDrivers,
+    PaneLocator,
+    PushTarget,
+    UnitOfWorkFactory,
+)
 from cafleet.application.teardown import Closing, PaneTeardown
 from cafleet.domain.agent import (
     ADMINISTRATOR_NAME,
@@ -52,6 +58,7 @@ _FATES = {
     Closing.KILLED_NOT_AGENT: PaneFate.KILLED,
     Closing.KILLED_AFTER_TIMEOUT: PaneFate.KILLED,
     Closing.FAILED: PaneFate.FAILED,
+    Closing.NOT_OURS: PaneFate.GONE,  # left untouched: not the member's pane any more
 }
 
 
@@ -72,12 +79,18 @@ class FleetDeleted:
 
 class FleetService:
     def __init__(
-        self, uow: UnitOfWorkFactory, clock: Clock, locator: PaneLocator, teardown: PaneTeardown
+        self,
+        uow: UnitOfWorkFactory,
+        clock: Clock,
+        locator: PaneLocator,
+        teardown: PaneTeardown,
+        drivers: PaneDrivers | None = None,  # None: the Director's pane gets no identity
     ) -> None:
         self._uow = uow
         self._clock = clock
         self._locator = locator
         self._teardown = teardown
+        self._drivers = drivers
 
     def create(self, name: str, coding_agent: CodingAgent) -> FleetCreated:
         try:
@@ -86,6 +99,14 @@ class FleetService:
             raise Unavailable(
                 f"cafleet fleet create must be run inside a tmux or herdr session ({exc.message})"
             ) from exc
+        if self._drivers is not None:  # so no later pane with the Director's id passes for it
+            try:
+                identity = self._drivers(pane.backend, pane.socket).claim(pane.pane_id)
+            except CafleetError as exc:
+                raise Unavailable(
+                    f"cannot mark the Director's pane {pane.pane_id} ({exc.message})"
+                ) from exc
+            pane = replace(pane, identity=identity)
         with self._uow(write=True) as uow:
             now = self._clock.now()
             fleet = Fleet(fleet_id=0, name=name, created_at=now)

@@ -17,7 +17,7 @@ from cafleet.application.ports import (
 )
 from cafleet.domain.delivery import Channel, DeliveryState, PushOutcome, SkipReason
 from cafleet.domain.errors import CafleetError
-from cafleet.domain.panes import PromptAnswer
+from cafleet.domain.panes import PromptAnswer, ours
 
 _REASONS = {
     PromptAnswer.BLOCKED: SkipReason.AGENT_BLOCKED,
@@ -43,6 +43,9 @@ class HerdrPromptChannel(NativeChannel):
             driver = self._drivers(target.backend, target.socket)
             # held until herdr pressed Enter, so no other typing lands between text and Enter
             with self._locks.hold(lock_key(target), SEND_LOCK_TIMEOUT_SECONDS):
+                if target.identity is not None and ours(driver.pane(pane), target.identity) is None:
+                    # another pane has the id now (the server restarted): never prompt it
+                    return PushOutcome.skipped(SkipReason.PANE_GONE, transport, pane, channel)
                 answer = driver.prompt_agent(pane, text)
         except TimeoutError:
             error = f"send lock timeout after {SEND_LOCK_TIMEOUT_SECONDS}s"

@@ -17,7 +17,7 @@ from cafleet.application.ports import Clock, PaneDriver, PaneDrivers, PaneLocks,
 from cafleet.domain.agent_profiles import TYPING_DIALOG_ROWS, AgentProfile, AgentProfiles
 from cafleet.domain.delivery import BEFORE_ENTER, PushOutcome, SkipReason
 from cafleet.domain.errors import CafleetError
-from cafleet.domain.panes import Key, PaneGone, agent_check
+from cafleet.domain.panes import Key, PaneGone, agent_check, ours
 from cafleet.domain.placement import CodingAgent
 from cafleet.domain.preview import one_line
 
@@ -136,15 +136,16 @@ class KeystrokeSender:
     def _typing_problem(
         self, driver: PaneDriver, target: PushTarget, keys: Keystrokes
     ) -> str | None:
-        """Why nothing may be typed now: the pane does not run the agent, shows a dialog, or
-        (for a shell command) runs a turn that would drop it.
+        """Why nothing may be typed now: the pane is not the one recorded (pane-gone), does
+        not run the agent, shows a dialog, or (for a shell command) runs a turn that would
+        drop it.
 
         Words of the text itself (in the composer once pasted) never count as a dialog.
         """
         pane = target.pane_id
         profile = self.profile(target)
         problem = agent_check(
-            driver.pane(pane),
+            ours(driver.pane(pane), target.identity),
             self.accepted_commands(target),
             target.coding_agent.value,
             profile.script_names,

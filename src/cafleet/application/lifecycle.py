@@ -53,7 +53,7 @@ class MemberRemoval:
                 raise NotFound(f"Agent {member_id} not found")
             agent.deregistered(fleet, self._clock.now())  # refuses the Director and Admin
             placement = uow.placements.get(member_id)
-        status, warning = self._close(placement, force, timeout)
+        status, closing, warning = self._close(placement, force, timeout)
         with self._uow(write=True) as uow:
             current = uow.agents.get(member_id)
             if current is not None and current.is_active:
@@ -61,22 +61,24 @@ class MemberRemoval:
             uow.placements.remove(member_id)
             uow.monitor.unenroll(member_id)
             uow.commit()
-        if placement is not None and placement.pane_id is not None:
+        untouched = closing is Closing.NOT_OURS  # never relayout a window not the fleet's
+        if placement is not None and placement.pane_id is not None and not untouched:
             self._relayout(placement)
         return MemberDeleted(member_id, status, force, warning)
 
     def _close(
         self, placement: Placement | None, force: bool, timeout: float
-    ) -> tuple[str, str | None]:
+    ) -> tuple[str, Closing | None, str | None]:
         if placement is None:
-            return "(no placement)", None
+            return "(no placement)", None, None
         if placement.pane_id is None:
-            return "(pending — no pane)", None
+            return "(pending — no pane)", None, None
         target = PushTarget.of(placement)
         closing = (
             self._teardown.force(target) if force else self._teardown.graceful([target], timeout)[0]
         )
-        return _describe(closing, timeout, force)
+        shown, warning = _describe(closing, timeout, force)
+        return shown, closing.status, warning
 
     def _relayout(self, placement: Placement) -> None:
         with contextlib.suppress(CafleetError):  # layout is cosmetic
@@ -88,6 +90,8 @@ def _describe(closing: PaneClosing, timeout: float, forced: bool) -> tuple[str, 
     pane = target.pane_id
     if closing.status is Closing.FAILED:
         raise kill_failed(target, closing.detail)
+    if closing.status is Closing.NOT_OURS:
+        return f"{pane} (pane-gone: not the member's pane any more; left untouched)", None
     if forced:
         return f"{pane} (killed)", None
     if closing.status is Closing.KILLED:

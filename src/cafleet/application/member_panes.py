@@ -16,7 +16,7 @@ from cafleet.application.ports import Clock, PaneDrivers, PushTarget, UnitOfWork
 from cafleet.domain.agent import Agent
 from cafleet.domain.delivery import DeliveryState, PushOutcome, describe_skip
 from cafleet.domain.errors import Invalid, NotFound, Unavailable
-from cafleet.domain.panes import strip_ansi
+from cafleet.domain.panes import PaneGone, ours, strip_ansi
 
 
 @dataclass(frozen=True)
@@ -73,9 +73,10 @@ class MemberPanes:
     def capture(self, fleet_id: int, member_id: int, lines: int, *, ansi: bool) -> Capture:
         placed = self._placed(fleet_id, member_id, "capture")
         target = placed.target
-        content = self._drivers(target.backend, target.socket).capture(
-            target.pane_id, lines, ansi=ansi
-        )
+        driver = self._drivers(target.backend, target.socket)
+        if ours(driver.pane(target.pane_id), target.identity) is None:
+            raise PaneGone(target.pane_id)  # never show another pane that took the id
+        content = driver.capture(target.pane_id, lines, ansi=ansi)
         if not ansi:
             content = strip_ansi(content)
         return Capture(member_id, target.pane_id, lines, content, self._clock.now())

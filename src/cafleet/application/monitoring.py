@@ -34,7 +34,7 @@ from cafleet.domain.delivery import DeliveryState
 from cafleet.domain.errors import Conflict, NotFound
 from cafleet.domain.fleet import Fleet
 from cafleet.domain.monitor import DueAgent, MonitorRuntime, MonitorSchedule, state_of, wake_text
-from cafleet.domain.panes import PaneInfo
+from cafleet.domain.panes import PaneInfo, ours
 from cafleet.domain.placement import Multiplexer, Placement
 
 
@@ -359,7 +359,8 @@ def _pane_info(placement: Placement, panes: Sweep) -> PaneInfo | None:
     """The placement's pane in this tick's listing of its server, if it is there."""
     if placement.pane_id is None:
         return None
-    return panes.get((placement.backend.value, placement.socket), {}).get(placement.pane_id)
+    info = panes.get((placement.backend.value, placement.socket), {}).get(placement.pane_id)
+    return ours(info, placement.identity)  # a pane that took the id later is not the agent's
 
 
 def _alive(placement: Placement, panes: Sweep) -> bool:

@@ -243,7 +243,13 @@ class PaneDriver(Protocol):
         ...
 
     def pane(self, pane_id: str) -> PaneInfo | None:
-        """One pane, or None when it no longer exists."""
+        """One pane, or None when it no longer exists; always with its `identity`."""
+        ...
+
+    def claim(self, pane_id: str) -> str:
+        """Mark the pane as CAFleet's where the multiplexer allows it (kept if already
+        marked) and return its identity as `pane()` reports it from now on: something no
+        pane the server (or a later server on the same socket) opens afterwards can report."""
         ...
 
     def kill(self, pane_id: str) -> bool:
@@ -466,6 +472,7 @@ class PushTarget:
     agent_commands: tuple[str, ...] = ()
     ready: bool = True  # False while the member's agent is still starting
     launch_pad: str | None = None  # the member's private directory, for native channels
+    identity: str | None = None  # the pane's recorded identity (Placement.identity)
 
     @staticmethod
     def of(placement: Placement) -> PushTarget:
@@ -480,6 +487,7 @@ class PushTarget:
             agent_commands=placement.agent_commands,
             ready=not placement.is_starting,
             launch_pad=placement.launch_pad,
+            identity=placement.identity,
         )
 
 

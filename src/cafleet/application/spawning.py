@@ -40,6 +40,7 @@ from cafleet.domain.delivery import Channel
 from cafleet.domain.errors import CafleetError, Invalid, Unavailable, UsageProblem
 from cafleet.domain.fleet import Fleet
 from cafleet.domain.monitor import MEMBER_INTERVAL_SECONDS, MonitorSchedule
+from cafleet.domain.panes import ours
 from cafleet.domain.placement import CodingAgent, Placement
 
 
@@ -230,7 +231,7 @@ class MemberSpawner:
             director = _director_placement(uow, request.fleet_id, request.director_id)
         driver = self._drivers(director.backend, director.socket)
         pane = director.pane_id or ""
-        if driver.pane(pane) is None:
+        if ours(driver.pane(pane), director.identity) is None:
             raise Invalid(f"the Director's pane {pane} is gone; cannot place a member beside it.")
         binary = self._programs.which(spec.binary_name)
         if binary is None:
@@ -304,9 +305,10 @@ class MemberSpawner:
         agent: Agent,
         pad: LaunchPad,
     ) -> Placement:
-        recorded = placement.with_pane(pane_id, launch_pad=pad.location)
         failure: str | None = None
         try:
+            # what tells this pane from one a restarted server later gives the same id
+            recorded = placement.with_pane(pane_id, pad.location, driver.claim(pane_id))
             with self._uow(write=True) as uow:
                 if uow.placements.get(agent.agent_id) is None:
                     failure = "placement row vanished before pane-id patch"

@@ -2,6 +2,11 @@
 
 Shared by `member delete` (one pane) and `fleet delete` (every member pane at once).
 The Director's pane is never handed to this module.
+
+Nothing is closed before the pane is checked to be the member's: a pane whose identity
+differs from the recorded one took the id later (its server restarted) and is left alone
+(NOT_OURS). A placement recorded without an identity (before migration 0005) has only the
+agent check to go by, so its pane is closed only while it runs the agent (or is dead).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from cafleet.application.keystrokes import Keystrokes, KeystrokeSender
 from cafleet.application.ports import Clock, PaneDrivers, PushTarget
 from cafleet.domain.delivery import DeliveryState, SkipReason
 from cafleet.domain.errors import CafleetError
+from cafleet.domain.panes import PaneInfo, agent_check, ours
 
 POLL_SECONDS = 0.5
 TAIL_LINES = 80
@@ -28,6 +34,7 @@ class Closing(StrEnum):
     KILLED_NOT_AGENT = "killed-not-agent"  # the pane did not run the agent: never typed into
     KILLED_AFTER_TIMEOUT = "killed-after-timeout"
     FAILED = "failed"  # could not be killed
+    NOT_OURS = "not-ours"  # another pane has the id now (or, unrecorded, runs no agent): untouched
 
 
 @dataclass(frozen=True)
@@ -71,8 +78,9 @@ class PaneTeardown:
         if outcome.state is DeliveryState.SENT:
             return None
         if outcome.error == SkipReason.PANE_GONE:
-            self._kill(target, Closing.GONE)  # a dead pane (remain-on-exit) still needs closing
-            return PaneClosing(target, Closing.GONE)
+            closing = self._kill(target, Closing.GONE)  # a dead pane (remain-on-exit) of ours
+            untouched = closing.status is Closing.NOT_OURS
+            return PaneClosing(target, Closing.NOT_OURS if untouched else Closing.GONE)
         if outcome.state is DeliveryState.FAILED:  # could not type /exit: close it anyway
             killed = self._kill(target, Closing.KILLED)
             return PaneClosing(target, killed.status, killed.detail or outcome.error)
@@ -94,7 +102,7 @@ class PaneTeardown:
     def _is_gone(self, target: PushTarget) -> bool:
         driver = self._drivers(target.backend, target.socket)
         try:
-            info = driver.pane(target.pane_id)
+            info = self._own_pane(target)
             if info is not None and info.dead:  # the agent left; the pane stayed (remain-on-exit)
                 driver.kill(target.pane_id)
         except CafleetError:
@@ -103,14 +111,33 @@ class PaneTeardown:
 
     def _tail(self, target: PushTarget) -> str | None:
         try:
+            if self._own_pane(target) is None:
+                return None
             driver = self._drivers(target.backend, target.socket)
             return driver.capture(target.pane_id, TAIL_LINES)
         except CafleetError:
             return None
 
+    def _own_pane(self, target: PushTarget) -> PaneInfo | None:
+        """The member's pane, or None when it is gone or another pane has its id now."""
+        info = self._drivers(target.backend, target.socket).pane(target.pane_id)
+        return ours(info, target.identity)
+
+    def _may_close(self, target: PushTarget, info: PaneInfo) -> bool:
+        """Whether the pane is the member's: its identity matches, or with none recorded
+        (an older placement), it is dead or still runs the member's agent."""
+        if target.identity is not None:
+            return ours(info, target.identity) is not None
+        accepted = self._keystrokes.accepted_commands(target)
+        return info.dead or agent_check(info, accepted, target.coding_agent.value) is None
+
     def _kill(self, target: PushTarget, status: Closing) -> PaneClosing:
+        driver = self._drivers(target.backend, target.socket)
         try:
-            killed = self._drivers(target.backend, target.socket).kill(target.pane_id)
+            info = driver.pane(target.pane_id)
+            if info is not None and not self._may_close(target, info):
+                return PaneClosing(target, Closing.NOT_OURS)
+            killed = info is not None and driver.kill(target.pane_id)
         except CafleetError as exc:
             return PaneClosing(target, Closing.FAILED, exc.message)
         return PaneClosing(target, status if killed or status is Closing.KILLED else Closing.GONE)

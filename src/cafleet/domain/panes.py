@@ -48,7 +48,9 @@ class PaneInfo:
 
     `command` is empty when the multiplexer cannot tell. `agent` is the coding agent the
     multiplexer itself detected in the pane (herdr only; None when unknown). `argv` is the
-    command line of the foreground process, None when it could not be read.
+    command line of the foreground process, None when it could not be read. `identity` is
+    what tells this pane from a later one given the same id (see `ours`); None when the
+    report cannot tell (herdr's listing).
     """
 
     pane_id: str
@@ -56,12 +58,26 @@ class PaneInfo:
     command: str
     agent: str | None = None
     argv: tuple[str, ...] | None = None
+    identity: str | None = None
 
 
 class PaneGone(NotFound):
     def __init__(self, pane_id: str) -> None:
         super().__init__(f"pane {pane_id} not found")
         self.pane_id = pane_id
+
+
+def ours(info: PaneInfo | None, identity: str | None) -> PaneInfo | None:
+    """The pane as reported, or None when it is not the pane recorded with `identity`.
+
+    A multiplexer server that restarted hands the old ids (`%1`, `%2`...) to unrelated panes;
+    such a pane is as good as gone and must never be typed into, read or closed. Without a
+    recorded identity (a placement from before identities were kept) or a reported one (a
+    listing that cannot tell), the pane is taken as reported.
+    """
+    if info is None or identity is None or info.identity is None:
+        return info
+    return info if info.identity == identity else None
 
 
 _ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")

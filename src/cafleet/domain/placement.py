@@ -6,7 +6,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 
-from cafleet.domain.panes import PaneInfo
+from cafleet.domain.panes import PaneInfo, ours
 
 
 class Multiplexer(StrEnum):
@@ -38,6 +38,7 @@ class PaneLocation:
     window_id: str
     pane_id: str
     socket: str | None = None
+    identity: str | None = None  # see Placement.identity
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,11 @@ class Placement:
     ready_at: datetime | None = None  # when the agent was seen able to take text
     ready_rule: str | None = None  # which signal said so (see domain/agent_profiles.py)
     launch_pad: str | None = None  # the member's private directory (hooks, its server)
+    # What the multiplexer reported of the pane when it was recorded (PaneDriver.claim); a
+    # pane reporting anything else took the id later and is treated as gone. None on rows
+    # recorded before migration 0005: those panes are typed into only while they run the
+    # placement's agent (the agent check) and never closed unless they do (teardown.py).
+    identity: str | None = None
 
     @property
     def is_pending(self) -> bool:
@@ -67,6 +73,7 @@ class Placement:
 
     def pane_state(self, info: PaneInfo | None) -> PaneState:
         """What the multiplexer's report (None: no such pane) says of this placement."""
+        info = ours(info, self.identity)
         if info is None or info.dead:
             return PaneState.GONE
         return PaneState.STARTING if self.is_starting else PaneState.RUNNING
@@ -78,8 +85,10 @@ class Placement:
     def is_member(self) -> bool:
         return self.director_agent_id is not None
 
-    def with_pane(self, pane_id: str, launch_pad: str | None = None) -> Placement:
-        return replace(self, pane_id=pane_id, launch_pad=launch_pad)
+    def with_pane(
+        self, pane_id: str, launch_pad: str | None = None, identity: str | None = None
+    ) -> Placement:
+        return replace(self, pane_id=pane_id, launch_pad=launch_pad, identity=identity)
 
 
 def director_placement(
@@ -97,4 +106,5 @@ def director_placement(
         socket=pane.socket,
         ready_at=at,  # the Director's own pane: whatever runs there is already up
         ready_rule="director",
+        identity=pane.identity,
     )

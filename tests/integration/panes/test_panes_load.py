@@ -29,7 +29,9 @@ with open(sys.argv[1], "ab", buffering=0) as log:
             break
         log.write(data)
 """
-SUBMISSION = re.compile(rb"\x1b\[200~\[cafleet msg (\d+) from \d+ [^]]+\][ \n].*?\x1b\[201~\r", re.S)
+SUBMISSION = re.compile(
+    rb"\x1b\[200~\[cafleet msg (\d+) from \d+ [^]]+\][ \n].*?\x1b\[201~\r", re.S
+)
 
 
 def raw_member(fleet: PaneFleet, name: str) -> tuple[int, Path]:

@@ -404,12 +404,16 @@ def test_pane_reports_the_foreground_leader_and_the_detected_agent(
             {"pid": 41, "name": "MainThread", "argv0": "/usr/local/bin/claude", "argv": ["x"]},
             {"pid": 42, "name": "node", "argv0": "node", "argv": ["node", "tool.js"]},
         ],
+        shell_pid=40,
     )
     server.set_agent(server.root_pane, "claude")
 
     info = driver.pane(server.root_pane)
 
-    assert info == PaneInfo(server.root_pane, False, "claude", "claude", ("x",))
+    terminal = server.panes[server.root_pane].terminal_id
+    assert info == PaneInfo(
+        server.root_pane, False, "claude", "claude", ("x",), identity=f"{terminal}.40"
+    )
     assert server.methods()[-2:] == ["pane.get", "pane.process_info"]
 
 
@@ -422,7 +426,10 @@ def test_pane_has_no_command_when_the_server_cannot_tell(
 ) -> None:
     server.fail("pane.process_info", "process_observation_unavailable", "pending")
 
-    assert driver.pane(server.root_pane) == PaneInfo(server.root_pane, False, "", None)
+    terminal = server.panes[server.root_pane].terminal_id  # and no shell pid: not the same pane
+    assert driver.pane(server.root_pane) == PaneInfo(
+        server.root_pane, False, "", None, f"{terminal}."
+    )
 
 
 @pytest.mark.parametrize(

@@ -346,9 +346,11 @@ class PaneRig:
         agent_commands: tuple[str, ...] = (),
         pane_id: str | None = None,
         starting: bool = False,
+        legacy: bool = False,
     ) -> Member:
         """A placed member. command=None records a pane that does not exist (gone);
-        starting=True records a pane whose agent has not yet been seen ready."""
+        starting=True records a pane whose agent has not yet been seen ready. Its pane is
+        claimed as `member create` does, unless `legacy` (a row from before identities)."""
         pane: FakePane | None = None
         if pending:
             pane_id = None
@@ -383,6 +385,7 @@ class PaneRig:
                     agent_commands,
                     ready_at=None if pane_id is None or starting else now,
                     ready_rule=None if pane_id is None or starting else "wait",
+                    identity=None if pane is None or legacy else self.driver.claim(pane.pane_id),
                 )
             )
             if not monitor:
@@ -443,7 +446,9 @@ def target(
     agent_commands: tuple[str, ...] = (),
     agent_id: int = 3,
     socket: str | None = SOCKET,
+    identity: str | None = None,
 ) -> PushTarget:
+    """identity None: a placement recorded before pane identities were kept."""
     return PushTarget(
         agent_id=agent_id,
         backend=Multiplexer.TMUX,
@@ -451,4 +456,5 @@ def target(
         pane_id=pane_id,
         coding_agent=coding_agent,
         agent_commands=agent_commands,
+        identity=identity,
     )

@@ -59,10 +59,11 @@ def test_the_timeout_is_configurable(rig: PaneRig) -> None:
 
 def test_a_pane_not_running_the_agent_is_killed_without_typing(rig: PaneRig) -> None:
     pane = rig.driver.add_pane("bash")
+    member = target(pane.pane_id, identity=rig.driver.claim(pane.pane_id))
 
-    [closing] = rig.teardown().graceful([target(pane.pane_id)], timeout=15)
+    [closing] = rig.teardown().graceful([member], timeout=15)
 
-    assert closing == PaneClosing(target(pane.pane_id), Closing.KILLED_NOT_AGENT, "bash")
+    assert closing == PaneClosing(member, Closing.KILLED_NOT_AGENT, "bash")
     assert pane.typed == []
     assert pane.pane_id not in rig.driver.panes
     assert rig.clock.slept == []
@@ -70,7 +71,12 @@ def test_a_pane_not_running_the_agent_is_killed_without_typing(rig: PaneRig) -> 
 
 def test_a_custom_agent_is_checked_against_its_own_command_list(rig: PaneRig) -> None:
     pane = rig.driver.add_pane("perl")
-    to = target(pane.pane_id, coding_agent=CodingAgent.CUSTOM, agent_commands=("demo-agent",))
+    to = target(
+        pane.pane_id,
+        coding_agent=CodingAgent.CUSTOM,
+        agent_commands=("demo-agent",),
+        identity=rig.driver.claim(pane.pane_id),
+    )
 
     [closing] = rig.teardown().graceful([to], timeout=15)
 
@@ -131,12 +137,11 @@ def test_force_on_a_pane_already_gone_still_counts_as_killed(rig: PaneRig) -> No
 def test_a_failed_kill_is_reported_with_its_reason(rig: PaneRig) -> None:
     pane = rig.driver.add_pane("bash")
     rig.driver.kill_failures[pane.pane_id] = Unavailable("tmux kill-pane timed out after 5s")
+    member = target(pane.pane_id, identity=rig.driver.claim(pane.pane_id))
 
-    [closing] = rig.teardown().graceful([target(pane.pane_id)], timeout=15)
+    [closing] = rig.teardown().graceful([member], timeout=15)
 
-    assert closing == PaneClosing(
-        target(pane.pane_id), Closing.FAILED, "tmux kill-pane timed out after 5s"
-    )
+    assert closing == PaneClosing(member, Closing.FAILED, "tmux kill-pane timed out after 5s")
     assert pane.pane_id in rig.driver.panes
 
 

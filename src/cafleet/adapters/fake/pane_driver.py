@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ class FakePane:
     screen: list[str] = field(default_factory=list)
     detected: str | None = None  # the agent a herdr server detected in the pane
     blocked: bool = False  # herdr's state for it: waiting at an approval or question dialog
+    marker: str = ""  # set by claim(), like tmux's pane option
 
     def submitted(self) -> list[str]:
         """What an agent would have received as turns: text up to each Enter."""
@@ -52,6 +54,14 @@ class FakePaneDriver(PaneDriver):
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self.calls = 0
+        self._epoch = uuid.uuid4().hex  # what tells one server's panes from a later one's
+
+    def restart(self) -> None:
+        """The server ends and a new one starts on the same socket: every pane is gone, and
+        new panes are numbered from the start again, reusing the old ids."""
+        self.panes.clear()
+        self._ids = itertools.count(1)
+        self._epoch = uuid.uuid4().hex
 
     def add_pane(
         self,
@@ -110,7 +120,7 @@ class FakePaneDriver(PaneDriver):
 
     def list_panes(self) -> dict[str, PaneInfo]:
         self._reach()
-        return {p.pane_id: PaneInfo(p.pane_id, p.dead, p.command) for p in self.panes.values()}
+        return {p.pane_id: self._info(p) for p in self.panes.values()}
 
     def pane(self, pane_id: str) -> PaneInfo | None:
         """As listed, with the argv of what runs in front: the pane's own."""
@@ -119,6 +129,17 @@ class FakePaneDriver(PaneDriver):
         if info is None or pane is None or info.dead:
             return info
         return PaneInfo(info.pane_id, info.dead, info.command, info.agent, pane.argv)
+
+    def claim(self, pane_id: str) -> str:
+        pane = self._existing(pane_id)
+        pane.marker = pane.marker or uuid.uuid4().hex
+        return self._identity(pane)
+
+    def _info(self, pane: FakePane) -> PaneInfo:
+        return PaneInfo(pane.pane_id, pane.dead, pane.command, identity=self._identity(pane))
+
+    def _identity(self, pane: FakePane) -> str:
+        return f"{self._epoch}:{pane.pane_id}:{pane.marker}"
 
     def kill(self, pane_id: str) -> bool:
         self._reach()

@@ -274,7 +274,18 @@ class HerdrPaneDriver(PaneDriver, AgentStates):
         except PaneGone:
             return None
         dead, command = foreground(process)
-        return PaneInfo(pane_id, dead, command, _agent(raw), foreground_argv(process))
+        return PaneInfo(
+            pane_id, dead, command, _agent(raw), foreground_argv(process), identity(raw, process)
+        )
+
+    def claim(self, pane_id: str) -> str:
+        """herdr has no pane options to mark a pane with; its terminal and the pid of the
+        process it started tell it from any pane opened later (herdr closes a pane whose
+        process ended, so a live pane never shares that pid with another)."""
+        info = self.pane(pane_id)
+        if info is None or info.identity is None:
+            raise PaneGone(pane_id)
+        return info.identity
 
     def kill(self, pane_id: str) -> bool:
         try:
@@ -394,6 +405,14 @@ def _leader(info: Mapping[str, Any]) -> Mapping[str, Any] | None:
     leader_pid = info.get("foreground_process_group_id")
     leader = next((p for p in processes if p.get("pid") == leader_pid), None)
     return leader or (processes[0] if processes else None)
+
+
+def identity(pane: Mapping[str, Any], process_info: Mapping[str, Any]) -> str:
+    """A herdr pane's identity from `pane.get` (terminal_id) and `pane.process_info`
+    (shell_pid, the pid of the process the pane started); "" parts when not reported."""
+    info = _process_info(process_info)
+    terminal, pid = pane.get("terminal_id"), info.get("shell_pid")
+    return f"{terminal if isinstance(terminal, str) else ''}.{pid if isinstance(pid, int) else ''}"
 
 
 def parse_layout(raw: Mapping[str, Any]) -> Layout:

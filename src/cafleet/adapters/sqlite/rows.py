@@ -89,6 +89,7 @@ def placement_from(row: Row) -> Placement:
         dt(row.ready_at),
         row.ready_rule,
         row.launch_pad,
+        row.pane_identity,
     )
 
 
@@ -106,6 +107,7 @@ def placement_values(p: Placement) -> dict[str, Any]:
         "ready_at": ts(p.ready_at),
         "ready_rule": p.ready_rule,
         "launch_pad": p.launch_pad,
+        "pane_identity": p.identity,
     }
 
 

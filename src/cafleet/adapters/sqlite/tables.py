@@ -64,6 +64,7 @@ agent_placements = Table(
     Column("ready_at", String),
     Column("ready_rule", String),
     Column("launch_pad", String),
+    Column("pane_identity", String),
     Index("idx_placements_director", "director_agent_id"),
 )
 

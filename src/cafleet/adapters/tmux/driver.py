@@ -23,7 +23,13 @@ from cafleet.domain.placement import Multiplexer, PaneLocation
 
 TIMEOUT_SECONDS = 5
 CHUNK_BYTES = 8 * 1024  # one tmux command is capped near 16 KiB
-PANE_FORMAT = "#{pane_id}\t#{pane_dead}\t#{pane_current_command}\t#{pane_pid}"
+MARKER_OPTION = "@cafleet-pane"  # a pane option: it lives and dies with its pane and server
+# the server's pid and start, the pane's first process and CAFleet's marker: a pane of a
+# later server that reuses the id differs in all of them
+IDENTITY_FORMAT = f"#{{pid}}.#{{start_time}}.#{{pane_pid}}.#{{{MARKER_OPTION}}}"
+PANE_FORMAT = (
+    f"#{{pane_id}}\t#{{pane_dead}}\t#{{pane_current_command}}\t#{{pane_pid}}\t{IDENTITY_FORMAT}"
+)
 KEY_NAMES = {Key.ENTER: "Enter", Key.ESCAPE: "Escape"}
 _GONE_SIGNS = ("can't find pane", "no such pane", "can't find window")
 _UNREACHABLE_SIGNS = ("no server running", "error connecting to", "failed to connect")
@@ -100,6 +106,17 @@ class TmuxPaneDriver(PaneDriver):
                 argv = None if info.dead else foreground_argv(pid)
                 return replace(info, argv=argv)
         return None
+
+    def claim(self, pane_id: str) -> str:
+        info = self.pane(pane_id)
+        if info is None:
+            raise PaneGone(pane_id)
+        if info.identity is None or info.identity.endswith("."):  # not marked yet
+            self._run("set-option", "-p", "-t", pane_id, MARKER_OPTION, uuid.uuid4().hex)
+            info = self.pane(pane_id)
+        if info is None or not info.identity:
+            raise PaneGone(pane_id)
+        return info.identity
 
     def kill(self, pane_id: str) -> bool:
         try:
@@ -184,9 +201,10 @@ def _chunks(text: str, limit: int) -> Iterator[str]:
 def _pane_rows(listing: str) -> Iterator[tuple[PaneInfo, int]]:
     """Each listed pane with the pid of its first process (0 when not reported)."""
     for line in listing.splitlines():
-        pane_id, dead, command, pid = [*line.split("\t"), "", "", ""][:4]
+        pane_id, dead, command, pid, identity = [*line.split("\t"), "", "", "", ""][:5]
         if pane_id:
-            yield PaneInfo(pane_id, dead == "1", command), int(pid) if pid.isdigit() else 0
+            info = PaneInfo(pane_id, dead == "1", command, identity=identity)
+            yield info, int(pid) if pid.isdigit() else 0
 
 
 def _parse_panes(listing: str) -> dict[str, PaneInfo]:
