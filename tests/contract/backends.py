@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -122,6 +123,11 @@ class Backend(Protocol):
     def spawn_dead(self) -> str: ...
     def calls(self) -> int: ...
     def stop_server(self) -> None: ...
+    def restart_server(self) -> None:
+        """The server ends and a new one starts on the same socket, numbering its panes
+        from the start again (the anchor becomes a new pane, usually with the old id)."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -175,6 +181,10 @@ class FakeBackend:
 
     def stop_server(self) -> None:
         self.fake.unreachable = "server exited"
+
+    def restart_server(self) -> None:
+        self.fake.restart()
+        self.anchor = self.fake.add_pane("bash").pane_id
 
     def close(self) -> None:
         pass
@@ -314,6 +324,11 @@ class TmuxBackend:
 
         wait_for(stopped, "the tmux server to stop")
 
+    def restart_server(self) -> None:
+        self.stop_server()
+        self.raw("-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "200", "-y", "50")
+        self.anchor = self.raw("display-message", "-p", "-t", "t", "#{pane_id}")
+
     def close(self) -> None:
         subprocess.run(
             ["tmux", "-S", self.socket, "kill-server"],
@@ -344,6 +359,7 @@ class HerdrBackend:
         self.herdr_driver = HerdrPaneDriver(self.server.socket_path, launch_dir=lambda: launches)
         self.driver: PaneDriver = self.herdr_driver
         self._logs: dict[str, Path] = {}
+        self._socket_dir: str | None = None
 
     def spawn_agent(self) -> str:
         log = self.workdir / f"agent-{uuid.uuid4().hex}.jsonl"
@@ -406,8 +422,19 @@ class HerdrBackend:
     def stop_server(self) -> None:
         self.server.stop()
 
+    def restart_server(self) -> None:
+        socket_path = self.server.socket_path
+        self.server.stop()  # removes the directory it made for its socket
+        self._socket_dir = os.path.dirname(socket_path)
+        os.makedirs(self._socket_dir, exist_ok=True)
+        self.server = FakeHerdrServer(socket_path, pty=True, env=self.server.env)
+        self.server.start(cwd=str(self.workdir))
+        self.anchor = self.server.root_pane
+
     def close(self) -> None:
         self.server.stop()
+        if self._socket_dir is not None:
+            shutil.rmtree(self._socket_dir, ignore_errors=True)
 
 
 def make_backend(name: str, workdir: Path) -> Backend:

@@ -447,3 +447,55 @@ def test_prompt_agent_finds_no_agent_in_an_undetected_or_killed_pane(backend: Ba
     assert backend.driver.prompt_agent(undetected, "hello") is PromptAnswer.NO_AGENT
     assert backend.driver.prompt_agent(killed, "hello") is PromptAnswer.NO_AGENT
     assert submitted_with_a_sentinel(backend, undetected, 0) == ["sentinel"]
+
+
+# --------------------------------------------------------------------------- identity
+
+
+def test_claim_returns_the_identity_the_pane_reports_from_then_on(backend: Backend) -> None:
+    pane_id = backend.spawn_agent()
+
+    identity = backend.driver.claim(pane_id)
+
+    assert identity
+    assert backend.driver.claim(pane_id) == identity  # claiming again keeps the mark
+    info = backend.driver.pane(pane_id)
+    assert info is not None and info.identity == identity
+    listed = backend.driver.list_panes()[pane_id].identity
+    assert listed in (identity, None)  # a listing may not tell (herdr), never tells wrong
+
+
+def test_two_panes_never_share_an_identity(backend: Backend) -> None:
+    first, second = backend.spawn_agent(), backend.spawn_agent()
+
+    assert backend.driver.claim(first) != backend.driver.claim(second)
+    assert backend.driver.claim(backend.anchor) not in (
+        backend.driver.claim(first),
+        backend.driver.claim(second),
+    )
+
+
+def test_a_pane_of_a_restarted_server_with_the_old_id_has_another_identity(
+    backend: Backend,
+) -> None:
+    old_anchor = backend.anchor
+    member = backend.spawn_agent()
+    claimed = {old_anchor: backend.driver.claim(old_anchor), member: backend.driver.claim(member)}
+
+    backend.restart_server()
+    reused = {backend.anchor, backend.spawn_agent()}
+
+    assert reused == {old_anchor, member}  # the new server hands out the same ids
+    for pane_id, identity in claimed.items():
+        info = backend.driver.pane(pane_id)
+        assert info is not None and info.identity not in (None, identity)
+        listed = backend.driver.list_panes()[pane_id].identity
+        assert listed != identity
+
+
+def test_claim_of_a_missing_pane_raises_pane_gone(backend: Backend) -> None:
+    pane_id = backend.spawn_agent()
+    backend.driver.kill(pane_id)
+
+    with pytest.raises(PaneGone):
+        backend.driver.claim(pane_id)

@@ -45,6 +45,7 @@ COLUMNS: dict[str, dict[str, tuple[str, bool]]] = {
         "ready_at": (TEXT, NULL),
         "ready_rule": (TEXT, NULL),
         "launch_pad": (TEXT, NULL),
+        "pane_identity": (TEXT, NULL),
     },
     "tasks": {
         "task_id": (INT, NOT_NULL),
@@ -225,7 +226,7 @@ def test_column_defaults(schema_db):
 
 def test_revision_record_is_one_row_at_head(schema_db):
     rows = schema_db.rows("SELECT version_num FROM alembic_version")
-    assert [r[0] for r in rows] == ["0004"]
+    assert [r[0] for r in rows] == ["0005"]
 
 
 # --------------------------------------------------------------------------- connection policy

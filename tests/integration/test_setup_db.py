@@ -386,6 +386,20 @@ def test_setup_db_upgrades_from_0003_and_keeps_every_delivery_as_a_keys_attempt(
     assert [(d["attempt"], d["channel"]) for d in deliveries] == [(1, "keys"), (2, "keys")]
 
 
+# --------------------------------------------------------------------------- from 0004
+
+
+def test_setup_db_upgrades_from_0004_leaving_older_placements_without_an_identity(cli, db, db_path):
+    migrate(db_path, target="0004")
+    seed_upstream_rows(db)
+    before = {tuple(r) for r in db.rows("SELECT agent_id, mux_pane_id FROM agent_placements")}
+
+    assert setup_db(cli) == "Upgraded from 0004 to 0005.\n"
+    rows = db.rows("SELECT agent_id, mux_pane_id, pane_identity FROM agent_placements")
+    assert {(r[0], r[1]) for r in rows} == before
+    assert {r[2] for r in rows} == {None}  # see Placement.identity: checked as before
+
+
 def test_upgrade_from_0001_switches_a_rollback_journal_to_wal(cli, db_path):
     migrate(db_path, target="0001")
     set_journal_mode(db_path, "DELETE")

@@ -3,7 +3,7 @@ refusal because a dialog is up settles the delivery, so nothing is typed into th
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 import pytest
@@ -206,3 +206,22 @@ def test_every_agent_has_herdrs_prompt_before_keys_by_default() -> None:
 
     for agent in CodingAgent:
         assert profiles[agent].ladder[-2:] == (Channel.HERDR_PROMPT, Channel.KEYS)
+
+
+def test_a_pane_that_took_the_members_id_after_a_restart_is_never_prompted(rig: Rig) -> None:
+    server = rig.drivers(Multiplexer.HERDR, SOCKET)
+    member = rig.pane()
+    recorded = server.claim(member.pane_id)
+    server.restart()
+    stranger = rig.pane()  # a new server's pane with the old id, running an agent herdr sees
+    stranger.detected = "claude"
+    announcement = rig.announcement(stranger)
+    announcement = replace(announcement, target=replace(announcement.target, identity=recorded))
+
+    outcome = rig.ladder().announce(announcement)
+
+    assert steps(outcome) == [
+        (Channel.HERDR_PROMPT, DeliveryState.SKIPPED, "pane-gone"),
+        (None, DeliveryState.SKIPPED, "pane-gone"),  # the keystroke rung names no channel
+    ]
+    assert stranger.typed == []
