@@ -18,6 +18,7 @@ from cafleet.application.ports import (
 from cafleet.domain.delivery import Channel, DeliveryState, PushOutcome, SkipReason
 from cafleet.domain.errors import CafleetError
 from cafleet.domain.panes import PromptAnswer, ours
+from cafleet.domain.placement import Multiplexer
 
 _REASONS = {
     PromptAnswer.BLOCKED: SkipReason.AGENT_BLOCKED,
@@ -37,6 +38,8 @@ class HerdrPromptChannel(NativeChannel):
     def offer(self, announcement: Announcement, text: str) -> PushOutcome | None:
         target = announcement.target
         if not target.ready:  # the keystroke path records that the agent is starting
+            return None
+        if target.backend is not Multiplexer.HERDR:  # tmux has no prompt of its own
             return None
         transport, pane, channel = target.backend.value, target.pane_id, Channel.HERDR_PROMPT
         try:
