@@ -57,3 +57,20 @@ def test_driver_calls_target_the_socket_it_was_given(tmux: TmuxBackend) -> None:
     listed = tmux.raw("list-panes", "-a", "-F", "#{pane_id}").split()
 
     assert set(listed) == {tmux.anchor, pane_id}
+
+
+def test_claim_marks_the_pane_with_an_option_and_keeps_a_mark_already_there(
+    tmux: TmuxBackend,
+) -> None:
+    fresh = tmux.spawn_agent()
+    marked = tmux.spawn_agent()
+    tmux.raw("set-option", "-p", "-t", marked, "@cafleet-pane", "set-by-an-earlier-claim")
+
+    claimed = tmux.driver.claim(fresh)
+    kept = tmux.driver.claim(marked)
+
+    shown = tmux.raw("display-message", "-p", "-t", fresh, "#{@cafleet-pane}")
+    assert shown and claimed.endswith(f".{shown}")
+    assert kept.endswith(".set-by-an-earlier-claim")
+    server = tmux.raw("display-message", "-p", "-t", fresh, "#{pid}.#{start_time}.#{pane_pid}")
+    assert claimed == f"{server}.{shown}"

@@ -112,7 +112,11 @@ class TmuxPaneDriver(PaneDriver):
         if info is None:
             raise PaneGone(pane_id)
         if info.identity is None or info.identity.endswith("."):  # not marked yet
-            self._run("set-option", "-p", "-t", pane_id, MARKER_OPTION, uuid.uuid4().hex)
+            try:  # -o: a mark set meanwhile (another fleet create in this pane) is kept
+                self._run("set-option", "-o", "-p", "-t", pane_id, MARKER_OPTION, uuid.uuid4().hex)
+            except Unavailable as exc:
+                if "already set" not in exc.message:
+                    raise
             info = self.pane(pane_id)
         if info is None or not info.identity:
             raise PaneGone(pane_id)
