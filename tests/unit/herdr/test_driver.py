@@ -428,7 +428,7 @@ def test_pane_has_no_command_when_the_server_cannot_tell(
 
     terminal = server.panes[server.root_pane].terminal_id  # and no shell pid: not the same pane
     assert driver.pane(server.root_pane) == PaneInfo(
-        server.root_pane, False, "", None, f"{terminal}."
+        server.root_pane, False, "", None, identity=f"{terminal}."
     )
 
 

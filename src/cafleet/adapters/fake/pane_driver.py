@@ -8,7 +8,7 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from cafleet.application.ports import PaneDriver, PaneDrivers, PaneLocks
 from cafleet.domain.errors import Unavailable
@@ -128,7 +128,7 @@ class FakePaneDriver(PaneDriver):
         pane = self.panes.get(pane_id)
         if info is None or pane is None or info.dead:
             return info
-        return PaneInfo(info.pane_id, info.dead, info.command, info.agent, pane.argv)
+        return replace(info, argv=pane.argv)
 
     def claim(self, pane_id: str) -> str:
         pane = self._existing(pane_id)
