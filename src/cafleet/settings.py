@@ -20,6 +20,7 @@ from cafleet.domain import bounds
 from cafleet.domain.agent_profiles import PROFILES, AgentProfiles, ProfileOverrides, ReadyRule
 from cafleet.domain.delivery import Channel
 from cafleet.domain.errors import Invalid
+from cafleet.domain.identity import AGENT_VARIABLE, SECRET_VARIABLE, MemberCredential
 from cafleet.domain.placement import CodingAgent
 
 T = TypeVar("T")
@@ -43,6 +44,7 @@ class Settings:
     start_timeout: float = DEFAULT_START_TIMEOUT
     custom_agent_command: str | None = None
     debug: bool = False
+    member: MemberCredential | None = None  # set in a member's own pane only
 
     @cached_property
     def profiles(self) -> AgentProfiles:
@@ -81,12 +83,24 @@ class Settings:
             ),
             custom_agent_command=env.get("CAFLEET_CUSTOM_AGENT_COMMAND") or None,
             debug=env.get("CAFLEET_DEBUG", "") not in ("", "0"),
+            member=member_credential(env),
         )
 
     def require_database_path(self) -> Path:
         if self.database_path is None:
             raise Invalid("database URL has no file path")
         return self.database_path
+
+
+def member_credential(env: Mapping[str, str]) -> MemberCredential | None:
+    """The identity `member create` put in a member's pane; None anywhere else."""
+    secret = env.get(SECRET_VARIABLE)
+    if not secret:
+        return None
+    agent_id = _read(env, AGENT_VARIABLE, None, bounds.ID.parse_int)
+    if agent_id is None:
+        raise Invalid(f"{SECRET_VARIABLE} is set but {AGENT_VARIABLE} is not")
+    return MemberCredential(agent_id, secret)
 
 
 def default_database_url(env: Mapping[str, str]) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cafleet.adapters.sqlite.schema import migrate
+from cafleet.adapters.sqlite.schema import HEAD_REVISION, migrate
 
 SCHEMA_MISSING = (
     "Error: the database schema is missing or outdated; "
@@ -210,7 +210,7 @@ def test_empty_database_file_reports_the_missing_schema(cli, db_path):
 
 NEWER = (
     "Error: the database schema is at revision 0099, newer than this cafleet knows"
-    " (head 0004); upgrade cafleet"
+    f" (head {HEAD_REVISION}); upgrade cafleet"
 )
 
 

@@ -83,6 +83,7 @@ def test_send_text_output_and_storage(msg, fleet, migrated):
         "status_timestamp": match[2],
         "origin_task_id": None,
         "text": "hello admin",
+        "sender_verified": 0,
     }
 
 
@@ -650,6 +651,7 @@ def test_show_is_open_to_any_active_agent_of_the_fleet(msg, fleet, add_member, m
         "from": fleet.admin,
         "ts": ts,
         "text": "visible",
+        "sender_verified": False,
     }
 
 
@@ -681,7 +683,7 @@ def test_show_full_text(msg, fleet):
     assert msg.ok("show", fleet.admin, "--task-id", task_id, "--full").splitlines() == [
         f"  id:    {task_id}",
         "  state: input_required",
-        f"  from:  {fleet.admin}",
+        f"  from:  {fleet.admin} (not verified)",
         f"  to:    {fleet.director}",
         "  type:  unicast",
         "  text:  line one",

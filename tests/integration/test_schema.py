@@ -46,6 +46,7 @@ COLUMNS: dict[str, dict[str, tuple[str, bool]]] = {
         "ready_rule": (TEXT, NULL),
         "launch_pad": (TEXT, NULL),
         "pane_identity": (TEXT, NULL),
+        "identity_digest": (TEXT, NULL),
     },
     "tasks": {
         "task_id": (INT, NOT_NULL),
@@ -58,6 +59,7 @@ COLUMNS: dict[str, dict[str, tuple[str, bool]]] = {
         "status_timestamp": (TEXT, NOT_NULL),
         "origin_task_id": (INT, NULL),
         "text": (TEXT, NOT_NULL),
+        "sender_verified": (INT, NOT_NULL),
     },
     "monitor_config": {
         "agent_id": (INT, NOT_NULL),
@@ -143,6 +145,7 @@ DEFAULTS = {
     ("monitor_config", "enabled"): "1",
     ("monitor_runtime", "tick_seconds"): "5",
     ("deliveries", "attempt"): "1",
+    ("tasks", "sender_verified"): "0",
 }
 
 
@@ -156,13 +159,13 @@ def affinity(declared: str) -> str:
     return upper
 
 
-@pytest.fixture(params=["fresh", "upgraded", "upgraded-from-0002"])
+@pytest.fixture(params=["fresh", "upgraded", "upgraded-from-0002", "upgraded-from-0004"])
 def schema_db(request, cli, db, db_path):
-    """A head database reached from empty, from revision 0001, or from revision 0002."""
+    """A head database reached from empty or from revision 0001, 0002 or 0004."""
     if request.param != "fresh":
         from cafleet.adapters.sqlite.schema import migrate
 
-        migrate(db_path, target="0002" if request.param.endswith("0002") else "0001")
+        migrate(db_path, target=request.param.rpartition("-")[2].replace("upgraded", "0001"))
     cli.ok("setup", "db")
     return db
 
@@ -226,7 +229,70 @@ def test_column_defaults(schema_db):
 
 def test_revision_record_is_one_row_at_head(schema_db):
     rows = schema_db.rows("SELECT version_num FROM alembic_version")
-    assert [r[0] for r in rows] == ["0005"]
+    assert [r[0] for r in rows] == ["0006"]
+
+
+def test_the_code_s_tables_agree_with_the_migrated_schema(schema_db):
+    from cafleet.adapters.sqlite.tables import metadata
+
+    for table in metadata.tables.values():
+        info = {r["name"]: r for r in schema_db.rows(f"PRAGMA table_info('{table.name}')")}
+        assert set(info) == {c.name for c in table.columns}, table.name
+        for column in table.columns:
+            if not column.primary_key:
+                assert bool(info[column.name]["notnull"]) is not column.nullable, column
+
+
+def test_upgrading_to_0006_keeps_every_row_and_marks_old_messages_unverified(db, db_path):
+    from cafleet.adapters.sqlite.schema import migrate
+
+    migrate(db_path, target="0005")
+    conn = sqlite3.connect(db_path)
+    with conn:
+        conn.executescript(
+            "INSERT INTO fleets (fleet_id, name, created_at) VALUES (1, 'old', 't');"
+            "INSERT INTO agents (agent_id, fleet_id, name, description, status, registered_at,"
+            " agent_card_json) VALUES (1, 1, 'Director', 'd', 'active', 't', '{}');"
+            "INSERT INTO agent_placements (agent_id, mux_session, mux_window_id, mux_pane_id,"
+            " created_at) VALUES (1, 'main', '@0', '%0', 't');"
+            "INSERT INTO tasks (context_id, from_agent_id, to_agent_id, type, created_at,"
+            " status_state, status_timestamp, text) VALUES (1, 1, 1, 'unicast', 't',"
+            " 'input_required', 't', 'before');"
+        )
+    conn.close()
+    before = [dict(r) for r in db.rows("SELECT * FROM tasks")]
+
+    migrate(db_path)
+
+    assert [dict(r) for r in db.rows("SELECT * FROM tasks")] == [
+        {**r, "sender_verified": 0} for r in before
+    ]
+    assert db.scalar("SELECT identity_digest FROM agent_placements") is None
+
+
+def test_downgrading_from_0006_drops_only_its_columns(migrated, db, db_path):
+    from alembic import command
+    from alembic.config import Config
+
+    from cafleet.adapters.sqlite.engine import open_engine
+    from cafleet.adapters.sqlite.schema import MIGRATIONS
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    engine = open_engine(db_path)
+    try:
+        with engine.connect() as conn:
+            config.attributes["connection"] = conn
+            command.downgrade(config, "0005")
+            conn.commit()
+    finally:
+        engine.dispose()
+
+    tasks = {r["name"] for r in db.rows("PRAGMA table_info('tasks')")}
+    placements = {r["name"] for r in db.rows("PRAGMA table_info('agent_placements')")}
+    assert tasks == set(COLUMNS["tasks"]) - {"sender_verified"}
+    assert placements == set(COLUMNS["agent_placements"]) - {"identity_digest"}
+    assert "AUTOINCREMENT" in db.scalar("SELECT sql FROM sqlite_master WHERE name = 'tasks'")
 
 
 # --------------------------------------------------------------------------- connection policy

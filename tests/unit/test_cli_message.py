@@ -98,7 +98,8 @@ def test_send_json_carries_the_task_and_the_notification(run, team: Team) -> Non
     assert result.stdout == (
         f'{{"task":{{"id":{task_id},"from":{team.director},"ts":"{TS}","text":"hi"}},'
         '"notification_sent":true,'
-        '"notification":{"state":"sent","transport":"tmux","reason":null}}\n'
+        '"notification":{"state":"sent","transport":"tmux","reason":null},'
+        '"sender_verified":false}\n'
     )
 
 
@@ -129,6 +130,7 @@ def test_send_json_full_carries_the_full_task(run, team: Team) -> None:
         "status_timestamp",
         "origin_task_id",
         "text",
+        "sender_verified",
     ]
     assert task["context_id"] == task["to_agent_id"] == team.worker
 

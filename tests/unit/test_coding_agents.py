@@ -726,6 +726,7 @@ class TestAcceptedCommands:
 IDENTITY_ENV = {
     "CAFLEET_FLEET_ID": "4",
     "CAFLEET_AGENT_ID": "17",
+    "CAFLEET_MEMBER_SECRET": "the-members-secret",
     "CAFLEET_DATABASE_URL": "sqlite:////data/cafleet.db",
     "CAFLEET_MULTIPLEXER": "herdr",
 }
@@ -741,6 +742,7 @@ class TestMemberEnvironment:
             agent_id=17,
             database_url="sqlite:////data/cafleet.db",
             multiplexer=Multiplexer.HERDR,
+            member_secret="the-members-secret",
             withheld=withheld,
         )
 
@@ -769,6 +771,7 @@ class TestMemberEnvironment:
             {
                 "CAFLEET_FLEET_ID": "1",
                 "CAFLEET_AGENT_ID": "2",
+                "CAFLEET_MEMBER_SECRET": "the-directors-own-or-an-older-members",
                 "CAFLEET_DATABASE_URL": "sqlite:///rel.db",
                 "CAFLEET_MULTIPLEXER": "tmux",
             }
@@ -804,6 +807,11 @@ class TestMemberEnvironment:
 
     def test_tmux_multiplexer(self) -> None:
         env = member_environment(
-            {}, fleet_id=1, agent_id=2, database_url="sqlite:////x.db", multiplexer=Multiplexer.TMUX
+            {},
+            fleet_id=1,
+            agent_id=2,
+            database_url="sqlite:////x.db",
+            multiplexer=Multiplexer.TMUX,
+            member_secret="s",
         )
         assert env["CAFLEET_MULTIPLEXER"] == "tmux"

@@ -213,7 +213,8 @@ def test_full_json_has_every_column_in_order() -> None:
     assert dumps(body) == (
         '{"task_id":5,"context_id":3,"from_agent_id":1,"to_agent_id":3,"type":"unicast",'
         f'"created_at":"{TS_CREATED}","status_state":"completed",'
-        f'"status_timestamp":"{TS_CHANGED}","origin_task_id":7,"text":"hello worker"}}'
+        f'"status_timestamp":"{TS_CHANGED}","origin_task_id":7,"text":"hello worker",'
+        '"sender_verified":false}'
     )
 
 

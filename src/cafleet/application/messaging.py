@@ -14,8 +14,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from cafleet.application.delivery_queue import QUEUE_WAIT_SECONDS, DeliveryQueue
+from cafleet.application.identity import verified_actor
 from cafleet.application.lookups import (
-    acting_agent,
     active_agent,
     message_in_fleet,
     no_placement_row,
@@ -38,6 +38,7 @@ from cafleet.domain.delivery import (
     SkipReason,
 )
 from cafleet.domain.errors import Invalid, NotFound
+from cafleet.domain.identity import MemberCredential
 from cafleet.domain.message import Message, broadcast_summary, unicast
 from cafleet.domain.placement import Placement
 
@@ -117,22 +118,38 @@ class MessagingService:
                 f"message body is {size} bytes; the limit is {limit} bytes (CAFLEET_MAX_BODY_BYTES)"
             )
 
-    def send(self, fleet_id: int, agent_id: int, to_agent_id: int, text: str) -> SendResult:
+    def send(
+        self,
+        fleet_id: int,
+        agent_id: int,
+        to_agent_id: int,
+        text: str,
+        caller: MemberCredential | None = None,
+    ) -> SendResult:
         self._check_size(text)
         with self._uow(write=True) as uow:
-            _, sender = acting_agent(uow, fleet_id, agent_id)
+            sender, verified = verified_actor(uow, fleet_id, agent_id, caller)
             recipient = active_agent(
                 uow, fleet_id, to_agent_id, f"Destination agent not found: {to_agent_id}"
             )
             now = self._clock.now()
-            message = unicast(sender.agent_id, recipient.agent_id, text, now)
+            message = unicast(
+                sender.agent_id, recipient.agent_id, text, now, sender_verified=verified
+            )
             message = _with_id(message, uow.messages.add(message))
             planned = self._plan(uow, message, recipient)
             uow.commit()
         [delivery] = self._push([planned])
         return SendResult(message, delivery)
 
-    def nudge(self, fleet_id: int, sender_id: int, member_id: int, text: str) -> NudgeResult:
+    def nudge(
+        self,
+        fleet_id: int,
+        sender_id: int,
+        member_id: int,
+        text: str,
+        caller: MemberCredential | None = None,
+    ) -> NudgeResult:
         """An ordinary message to a placed agent; the target is resolved before the sender."""
         with self._uow() as uow:
             target = active_agent(uow, fleet_id, member_id, f"Agent {member_id} not found")
@@ -145,53 +162,77 @@ class MessagingService:
                 sender_id,
                 f"Sender agent not found or not active in fleet: {sender_id}",
             )
-        return NudgeResult(target, placement, self.send(fleet_id, sender_id, member_id, text))
+        sent = self.send(fleet_id, sender_id, member_id, text, caller)
+        return NudgeResult(target, placement, sent)
 
-    def broadcast(self, fleet_id: int, agent_id: int, text: str) -> BroadcastResult:
+    def broadcast(
+        self, fleet_id: int, agent_id: int, text: str, caller: MemberCredential | None = None
+    ) -> BroadcastResult:
         self._check_size(text)
         with self._uow(write=True) as uow:
-            _, sender = acting_agent(uow, fleet_id, agent_id)
+            sender, verified = verified_actor(uow, fleet_id, agent_id, caller)
             recipients = [
                 a
                 for a in uow.agents.in_fleet(fleet_id)
                 if a.agent_id != sender.agent_id and not a.is_administrator
             ]
             now = self._clock.now()
-            summary = broadcast_summary(sender.agent_id, len(recipients), now)
+            summary = broadcast_summary(
+                sender.agent_id, len(recipients), now, sender_verified=verified
+            )
             summary_id = uow.messages.add(summary)
             summary = _with_id(summary, summary_id, origin=summary_id)
             planned = []
             for recipient in recipients:
-                delivery = unicast(sender.agent_id, recipient.agent_id, text, now, summary_id)
+                delivery = unicast(
+                    sender.agent_id,
+                    recipient.agent_id,
+                    text,
+                    now,
+                    summary_id,
+                    sender_verified=verified,
+                )
                 delivery = _with_id(delivery, uow.messages.add(delivery))
                 planned.append(self._plan(uow, delivery, recipient))
             uow.commit()
         return BroadcastResult(summary, tuple(self._push(planned)))
 
-    def poll(self, fleet_id: int, agent_id: int, limit: int | None = None) -> list[Message]:
+    def poll(
+        self,
+        fleet_id: int,
+        agent_id: int,
+        limit: int | None = None,
+        caller: MemberCredential | None = None,
+    ) -> list[Message]:
         with self._uow() as uow:
-            acting_agent(uow, fleet_id, agent_id)
+            verified_actor(uow, fleet_id, agent_id, caller)
             return uow.messages.pending_for(agent_id, limit)
 
-    def ack(self, fleet_id: int, agent_id: int, task_id: int) -> Message:
+    def ack(
+        self, fleet_id: int, agent_id: int, task_id: int, caller: MemberCredential | None = None
+    ) -> Message:
         with self._uow(write=True) as uow:
-            acting_agent(uow, fleet_id, agent_id)
+            verified_actor(uow, fleet_id, agent_id, caller)
             message = message_in_fleet(uow, fleet_id, task_id).ack(agent_id, self._clock.now())
             uow.messages.save(message)
             uow.commit()
         return message
 
-    def cancel(self, fleet_id: int, agent_id: int, task_id: int) -> Message:
+    def cancel(
+        self, fleet_id: int, agent_id: int, task_id: int, caller: MemberCredential | None = None
+    ) -> Message:
         with self._uow(write=True) as uow:
-            acting_agent(uow, fleet_id, agent_id)
+            verified_actor(uow, fleet_id, agent_id, caller)
             message = message_in_fleet(uow, fleet_id, task_id).cancel(agent_id, self._clock.now())
             uow.messages.save(message)
             uow.commit()
         return message
 
-    def show(self, fleet_id: int, agent_id: int, task_id: int) -> MessageDetail:
+    def show(
+        self, fleet_id: int, agent_id: int, task_id: int, caller: MemberCredential | None = None
+    ) -> MessageDetail:
         with self._uow() as uow:
-            acting_agent(uow, fleet_id, agent_id)
+            verified_actor(uow, fleet_id, agent_id, caller)
             message = message_in_fleet(uow, fleet_id, task_id)
             return MessageDetail(message, tuple(uow.deliveries.for_task(task_id)))
 

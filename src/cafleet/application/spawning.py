@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from cafleet.application.identity import proven
 from cafleet.application.ports import (
     Clock,
     LaunchPad,
@@ -39,6 +40,7 @@ from cafleet.domain.coding_agents import (
 from cafleet.domain.delivery import Channel
 from cafleet.domain.errors import CafleetError, Invalid, Unavailable, UsageProblem
 from cafleet.domain.fleet import Fleet
+from cafleet.domain.identity import MemberCredential, new_secret, secret_digest
 from cafleet.domain.monitor import MEMBER_INTERVAL_SECONDS, MonitorSchedule
 from cafleet.domain.panes import ours
 from cafleet.domain.placement import CodingAgent, Placement
@@ -55,6 +57,7 @@ class MemberRequest:
     model: str | None = None
     agent_command: str | None = None
     monitor: bool = False
+    caller: MemberCredential | None = None  # a member pane's proof (it is never a Director)
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,7 @@ class _Checked:
     binary: str
     director_placement: Placement
     agent_commands: tuple[str, ...]
+    secret: str  # the new member's; only its digest is stored
 
 
 class MemberSpawner:
@@ -161,6 +165,7 @@ class MemberSpawner:
             agent_id=identity.agent_id,
             database_url=self._context.database_url,
             multiplexer=placement.backend,
+            member_secret=checked.secret,
             withheld=session_variables(),
         )
         if server and endpoint:
@@ -219,6 +224,7 @@ class MemberSpawner:
 
     def _check(self, request: MemberRequest) -> _Checked:
         with self._uow() as uow:
+            proven(uow, request.director_id, request.caller)
             coding_agent = request.coding_agent or self._default_agent(uow, request)
             spec = LaunchSpec.validated(
                 coding_agent,
@@ -240,7 +246,7 @@ class MemberSpawner:
         if coding_agent is CodingAgent.CUSTOM:
             words = spec.custom.leading_words if spec.custom else ()
             commands = accepted_commands(binary, self._programs.first_line(binary), words)
-        return _Checked(spec, binary, director, commands)
+        return _Checked(spec, binary, director, commands, new_secret())
 
     def _default_agent(self, uow: UnitOfWork, request: MemberRequest) -> CodingAgent:
         if not request.monitor:
@@ -289,6 +295,7 @@ class MemberSpawner:
                 now,
                 director.socket,
                 checked.agent_commands,
+                identity_digest=secret_digest(checked.secret),
             )
             uow.placements.add(placement)
             if not request.monitor:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from cafleet.domain.agent_profiles import PROFILES, AgentProfile, LaunchContext
 from cafleet.domain.errors import Invalid, UsageProblem
+from cafleet.domain.identity import AGENT_VARIABLE, SECRET_VARIABLE
 from cafleet.domain.panes import is_runtime, runtime_script
 from cafleet.domain.placement import CodingAgent, Multiplexer
 
@@ -434,10 +435,12 @@ def member_environment(
     agent_id: int,
     database_url: str,
     multiplexer: Multiplexer,
+    member_secret: str,
     withheld: Iterable[str] = (),
 ) -> dict[str, str]:
     """The whole environment of a new member: the Director's (API keys, agent homes, XDG
-    directories, proxies, PATH), less what must not leak, plus the member's identity.
+    directories, proxies, PATH), less what must not leak, plus the member's identity and
+    the secret that proves it (domain/identity.py).
 
     `withheld` names more variables to drop (the coding agents' own session markers); the
     caller's CAFLEET_* settings travel so the member talks to the same broker the same way;
@@ -451,7 +454,8 @@ def member_environment(
     }
     env |= {
         "CAFLEET_FLEET_ID": str(fleet_id),
-        "CAFLEET_AGENT_ID": str(agent_id),
+        AGENT_VARIABLE: str(agent_id),
+        SECRET_VARIABLE: member_secret,
         "CAFLEET_DATABASE_URL": database_url,
         "CAFLEET_MULTIPLEXER": multiplexer.value,
     }

@@ -32,6 +32,7 @@ class Message:
     status_timestamp: datetime
     origin_task_id: int | None
     text: str
+    sender_verified: bool = False  # sent from the sender's own member pane, proven by its secret
 
     @property
     def is_summary(self) -> bool:
@@ -53,7 +54,13 @@ class Message:
 
 
 def unicast(
-    sender_id: int, recipient_id: int, text: str, at: datetime, origin_task_id: int | None = None
+    sender_id: int,
+    recipient_id: int,
+    text: str,
+    at: datetime,
+    origin_task_id: int | None = None,
+    *,
+    sender_verified: bool = False,
 ) -> Message:
     """A new delivery owned by its recipient; its id is assigned when stored."""
     return Message(
@@ -67,10 +74,13 @@ def unicast(
         status_timestamp=at,
         origin_task_id=origin_task_id,
         text=text,
+        sender_verified=sender_verified,
     )
 
 
-def broadcast_summary(sender_id: int, recipient_count: int, at: datetime) -> Message:
+def broadcast_summary(
+    sender_id: int, recipient_count: int, at: datetime, *, sender_verified: bool = False
+) -> Message:
     """The sender's record of a broadcast; born completed, points at itself once stored."""
     return Message(
         task_id=0,
@@ -83,4 +93,5 @@ def broadcast_summary(sender_id: int, recipient_count: int, at: datetime) -> Mes
         status_timestamp=at,
         origin_task_id=None,
         text=f"Broadcast sent to {recipient_count} recipients",
+        sender_verified=sender_verified,
     )

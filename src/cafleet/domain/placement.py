@@ -61,6 +61,7 @@ class Placement:
     # recorded before migration 0005: those panes are typed into only while they run the
     # placement's agent (the agent check) and never closed unless they do (teardown.py).
     identity: str | None = None
+    identity_digest: str | None = None  # of the member's secret (domain/identity.py)
 
     @property
     def is_pending(self) -> bool:

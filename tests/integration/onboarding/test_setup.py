@@ -52,7 +52,7 @@ def test_bare_setup_prints_db_line_then_one_line_per_detected_home(
     assert result.code == 0, result
     assert result.stderr == ""
     assert result.lines == [
-        f"Created {sandbox.db_path} and applied migrations to head (0005).",
+        f"Created {sandbox.db_path} and applied migrations to head (0006).",
         installed_line("claude", cli_version),
         installed_line("opencode", cli_version),
     ]
@@ -91,7 +91,7 @@ def test_bare_setup_twice_is_idempotent_and_refreshes_the_install_time(sandbox, 
     second = sandbox.ok("setup")
 
     assert second.splitlines() == [
-        "Already at head (0005); nothing to do.",
+        "Already at head (0006); nothing to do.",
         installed_line("claude", cli_version),
     ]
     (again,) = sandbox.sql("SELECT installed_at FROM skill_installs")
@@ -113,7 +113,7 @@ def test_bare_setup_without_homes_creates_the_db_and_fails_the_skills_half(sandb
 
     assert result.code == 1, result
     assert result.lines == [
-        f"Created {sandbox.db_path} and applied migrations to head (0005).",
+        f"Created {sandbox.db_path} and applied migrations to head (0006).",
         "skills half failed: " + NO_HOMES.removeprefix("Error: "),
     ]
     assert result.stderr == "Error: skills half failed\n"
@@ -196,10 +196,10 @@ def test_setup_db_creates_the_parent_directory_and_uses_wal(sandbox):
 
     out = sandbox.ok("setup", "db", env={"CAFLEET_DATABASE_URL": f"sqlite:///{nested}"})
 
-    assert out == f"Created {nested} and applied migrations to head (0005).\n"
+    assert out == f"Created {nested} and applied migrations to head (0006).\n"
     sandbox.db_path = nested
     assert sandbox.sql("PRAGMA journal_mode") == [("wal",)]
-    assert sandbox.sql("SELECT version_num FROM alembic_version") == [("0005",)]
+    assert sandbox.sql("SELECT version_num FROM alembic_version") == [("0006",)]
 
 
 def test_setup_group_help_does_not_touch_the_database(sandbox):

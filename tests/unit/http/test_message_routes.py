@@ -28,6 +28,7 @@ MESSAGE_FIELDS = [
     "body",
     "delivery",
     "deliveries",
+    "sender_verified",
 ]
 
 
@@ -72,6 +73,7 @@ def test_a_message_object_resolves_names_and_carries_its_delivery(
             "confirmed_at": None,
         },
         "deliveries": [shown["delivery"]],
+        "sender_verified": False,
     }
     assert shown["delivery"]["attempted_at"] > shown["created_at"]
 

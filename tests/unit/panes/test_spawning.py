@@ -221,13 +221,16 @@ def test_the_member_gets_the_callers_whole_environment_less_what_must_not_leak(
 ) -> None:
     created = spawning.create()
 
-    assert rig.pad(created.agent.agent_id).env == {
+    env = dict(rig.pad(created.agent.agent_id).env)
+    secret = env.pop("CAFLEET_MEMBER_SECRET")
+    assert env == {
         **MEMBER_ENV_FROM_CALLER,
         "CAFLEET_FLEET_ID": str(spawning.fleet_id),
         "CAFLEET_AGENT_ID": str(created.agent.agent_id),
         "CAFLEET_DATABASE_URL": DATABASE_URL,
         "CAFLEET_MULTIPLEXER": "tmux",
     }
+    assert len(secret) >= 40  # 256 random bits
 
 
 def test_the_binary_is_launched_by_its_absolute_path(rig: PaneRig, spawning: Spawning) -> None:

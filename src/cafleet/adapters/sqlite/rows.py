@@ -90,6 +90,7 @@ def placement_from(row: Row) -> Placement:
         row.ready_rule,
         row.launch_pad,
         row.pane_identity,
+        row.identity_digest,
     )
 
 
@@ -108,6 +109,7 @@ def placement_values(p: Placement) -> dict[str, Any]:
         "ready_rule": p.ready_rule,
         "launch_pad": p.launch_pad,
         "pane_identity": p.identity,
+        "identity_digest": p.identity_digest,
     }
 
 
@@ -123,6 +125,7 @@ def message_from(row: Row) -> Message:
         required_dt(row.status_timestamp),
         row.origin_task_id,
         row.text,
+        bool(row.sender_verified),
     )
 
 
@@ -137,6 +140,7 @@ def message_values(m: Message) -> dict[str, Any]:
         "status_timestamp": ts(m.status_timestamp),
         "origin_task_id": m.origin_task_id,
         "text": m.text,
+        "sender_verified": int(m.sender_verified),
     }
 
 

@@ -11,7 +11,7 @@ from cafleet.adapters.sqlite.errors import translated
 from cafleet.adapters.sqlite.files import database_exists
 from cafleet.domain.errors import Invalid, SchemaNewer, Unavailable
 
-HEAD_REVISION = "0005"
+HEAD_REVISION = "0006"
 MIGRATIONS = Path(__file__).resolve().parent.parent.parent / "migrations"
 
 

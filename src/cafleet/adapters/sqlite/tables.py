@@ -65,6 +65,7 @@ agent_placements = Table(
     Column("ready_rule", String),
     Column("launch_pad", String),
     Column("pane_identity", String),
+    Column("identity_digest", String),
     Index("idx_placements_director", "director_agent_id"),
 )
 
@@ -83,6 +84,7 @@ tasks = Table(
     Column("status_timestamp", String, nullable=False),
     Column("origin_task_id", Integer),
     Column("text", String, nullable=False),
+    Column("sender_verified", Integer, nullable=False, server_default=text("0")),
     Index("idx_tasks_context_status_ts", "context_id", "status_timestamp"),
     Index("idx_tasks_from_agent_status_ts", "from_agent_id", "status_timestamp"),
     sqlite_autoincrement=True,

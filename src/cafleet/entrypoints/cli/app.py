@@ -7,16 +7,19 @@ import sys
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
-from cafleet.domain.errors import CafleetError, ErrorKind
+from cafleet.domain.errors import CafleetError, ErrorKind, UsageProblem
 from cafleet.domain.terminal import escaped
 from cafleet.entrypoints.cli import numbers
 
+FC = TypeVar("FC", bound=Callable[..., Any])
+
 if TYPE_CHECKING:
     from cafleet.composition import Components
+    from cafleet.domain.identity import MemberCredential
 
 
 @dataclass
@@ -33,6 +36,19 @@ class App:
 
             self._components = Components(Settings.from_environ())
         return self._components
+
+    @property
+    def caller(self) -> MemberCredential | None:
+        """The member whose pane runs this command (None: the Director, a user's shell)."""
+        return self.components.settings.member
+
+    def acting(self, agent_id: int | None) -> int:
+        """--agent-id, which in a member's pane defaults to the member itself."""
+        if agent_id is not None:
+            return agent_id
+        if self.caller is not None:
+            return self.caller.agent_id
+        raise UsageProblem("Missing option '--agent-id'.")
 
     def emit(self, text: str | None, payload: Callable[[], Any]) -> None:
         """Print the JSON payload under --json (exact), else the text with its controls
@@ -117,3 +133,17 @@ CafleetGroup.group_class = CafleetGroup
 fleet_id_option = click.option(
     "--fleet-id", "fleet_id", type=numbers.ID, default=None, help="The fleet to act in."
 )
+
+
+def acting_agent_option(
+    dest: str = "agent_id", role: str = "The acting agent (you)."
+) -> Callable[[FC], FC]:
+    """--agent-id naming who acts: in a member's pane it defaults to that member, and no
+    other id is accepted there (see domain/identity.py)."""
+    return click.option(
+        "--agent-id",
+        dest,
+        type=numbers.ID,
+        default=None,
+        help=f"{role} Defaults to your own id in a member's pane.",
+    )

@@ -9,6 +9,7 @@ import click
 from cafleet.entrypoints.cli import numbers
 from cafleet.entrypoints.cli.app import (
     GatedGroup,
+    acting_agent_option,
     app_of,
     fleet_id_option,
     require_fleet_id,
@@ -331,14 +332,14 @@ def ping(ctx: click.Context, fleet_id: int | None, member_id: int, quiet: bool) 
 
 @member.command("nudge", help="Send a member an ordinary message with its pane preview.")
 @fleet_id_option
-@click.option("--agent-id", "agent_id", type=numbers.ID, required=True, help="The sender (you).")
+@acting_agent_option(role="The sender (you).")
 @member_id_option
 @text_options
 @click.pass_context
 def nudge(
     ctx: click.Context,
     fleet_id: int | None,
-    agent_id: int,
+    agent_id: int | None,
     member_id: int,
     text: str | None,
     text_file: str | None,
@@ -348,7 +349,9 @@ def nudge(
 
     body = read_body(text, text_file)
     app = app_of(ctx)
-    done = app.components.messaging().nudge(require_fleet_id(fleet_id), agent_id, member_id, body)
+    done = app.components.messaging().nudge(
+        require_fleet_id(fleet_id), app.acting(agent_id), member_id, body, app.caller
+    )
     delivery, task_id = done.sent.delivery, done.sent.message.task_id
     pane, name = done.placement.pane_id, done.target.name
     if pane is None:
@@ -401,9 +404,7 @@ def delete(
 
 @member.command("create", help="Register a member and spawn its coding agent beside the Director.")
 @fleet_id_option
-@click.option(
-    "--agent-id", "director_id", type=numbers.ID, required=True, help="The fleet's root Director."
-)
+@acting_agent_option("director_id", role="The fleet's root Director (you).")
 @click.option("--name", required=True, help="The member's name.")
 @click.option("--description", required=True, help="What the member is for.")
 @click.option(
@@ -427,7 +428,7 @@ def delete(
 def create(
     ctx: click.Context,
     fleet_id: int | None,
-    director_id: int,
+    director_id: int | None,
     name: str,
     description: str,
     coding_agent: str | None,
@@ -446,7 +447,7 @@ def create(
     app = app_of(ctx)
     request = MemberRequest(
         fleet_id=require_fleet_id(fleet_id),
-        director_id=director_id,
+        director_id=app.acting(director_id),
         name=name,
         description=description,
         prompt=body,
@@ -454,6 +455,7 @@ def create(
         model=model,
         agent_command=agent_command,
         monitor=role == "monitor",
+        caller=app.caller,
     )
     made = app.components.member_spawner().create(request)
     a, p = made.agent, made.placement

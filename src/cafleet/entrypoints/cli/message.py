@@ -10,6 +10,7 @@ from cafleet.entrypoints.cli import numbers
 from cafleet.entrypoints.cli.app import (
     App,
     GatedGroup,
+    acting_agent_option,
     app_of,
     fleet_id_option,
     require_fleet_id,
@@ -20,9 +21,7 @@ if TYPE_CHECKING:
     from cafleet.domain.delivery import Delivery
     from cafleet.entrypoints.cli.rendering import MessageRenderer
 
-agent_id_option = click.option(
-    "--agent-id", "agent_id", type=numbers.ID, required=True, help="The acting agent (you)."
-)
+agent_id_option = acting_agent_option()
 full_option = click.option("--full", is_flag=True, help="Verbose rendering, no truncation.")
 quiet_option = click.option("--quiet", is_flag=True, help="Print only the task id.")
 
@@ -76,7 +75,7 @@ def undelivered_line(delivery: Delivery) -> str | None:
 def send(
     ctx: click.Context,
     fleet_id: int | None,
-    agent_id: int,
+    agent_id: int | None,
     to_agent_id: int,
     text: str | None,
     text_file: str | None,
@@ -88,7 +87,9 @@ def send(
     body = read_body(text, text_file)
     app = app_of(ctx)
     fid = require_fleet_id(fleet_id)
-    result = app.components.messaging().send(fid, agent_id, to_agent_id, body)
+    result = app.components.messaging().send(
+        fid, app.acting(agent_id), to_agent_id, body, app.caller
+    )
     render = _renderer(app, full)
     out = str(result.message.task_id) if quiet else f"Message sent.\n{render.text(result.message)}"
     if not quiet and (line := undelivered_line(result.delivery)):
@@ -99,6 +100,7 @@ def send(
             "task": render.json(result.message),
             "notification_sent": result.delivery.state is DeliveryState.SENT,
             "notification": notification_json(result.delivery),
+            "sender_verified": result.message.sender_verified,
         },
     )
 
@@ -112,7 +114,7 @@ def send(
 def broadcast(
     ctx: click.Context,
     fleet_id: int | None,
-    agent_id: int,
+    agent_id: int | None,
     text: str | None,
     text_file: str | None,
     full: bool,
@@ -120,7 +122,7 @@ def broadcast(
     body = read_body(text, text_file)
     app = app_of(ctx)
     fid = require_fleet_id(fleet_id)
-    result = app.components.messaging().broadcast(fid, agent_id, body)
+    result = app.components.messaging().broadcast(fid, app.acting(agent_id), body, app.caller)
     render = _renderer(app, full)
     out = (
         render.text(result.summary)
@@ -154,11 +156,11 @@ def broadcast(
 @click.option("--limit", type=numbers.COUNT, default=None, help="At most N messages.")
 @click.pass_context
 def poll(
-    ctx: click.Context, fleet_id: int | None, agent_id: int, full: bool, limit: int | None
+    ctx: click.Context, fleet_id: int | None, agent_id: int | None, full: bool, limit: int | None
 ) -> None:
     app = app_of(ctx)
     fid = require_fleet_id(fleet_id)
-    messages = app.components.messaging().poll(fid, agent_id, limit)
+    messages = app.components.messaging().poll(fid, app.acting(agent_id), limit, app.caller)
     render = _renderer(app, full)
     text = "\n\n".join(render.text(m) for m in messages) if messages else "No messages found."
     app.emit(text, lambda: [render.json(m) for m in messages])
@@ -172,11 +174,16 @@ def poll(
 @quiet_option
 @click.pass_context
 def ack(
-    ctx: click.Context, fleet_id: int | None, agent_id: int, task_id: int, full: bool, quiet: bool
+    ctx: click.Context,
+    fleet_id: int | None,
+    agent_id: int | None,
+    task_id: int,
+    full: bool,
+    quiet: bool,
 ) -> None:
     app = app_of(ctx)
     fid = require_fleet_id(fleet_id)
-    acked = app.components.messaging().ack(fid, agent_id, task_id)
+    acked = app.components.messaging().ack(fid, app.acting(agent_id), task_id, app.caller)
     render = _renderer(app, full)
     out = str(acked.task_id) if quiet else f"Message acknowledged.\n{render.text(acked)}"
     app.emit(out, lambda: render.json(acked))
@@ -189,11 +196,11 @@ def ack(
 @full_option
 @click.pass_context
 def cancel(
-    ctx: click.Context, fleet_id: int | None, agent_id: int, task_id: int, full: bool
+    ctx: click.Context, fleet_id: int | None, agent_id: int | None, task_id: int, full: bool
 ) -> None:
     app = app_of(ctx)
     fid = require_fleet_id(fleet_id)
-    canceled = app.components.messaging().cancel(fid, agent_id, task_id)
+    canceled = app.components.messaging().cancel(fid, app.acting(agent_id), task_id, app.caller)
     render = _renderer(app, full)
     app.emit(f"Task canceled.\n{render.text(canceled)}", lambda: render.json(canceled))
 
@@ -204,16 +211,19 @@ def cancel(
 @click.option("--task-id", type=numbers.ID, required=True, help="The message to show.")
 @full_option
 @click.pass_context
-def show(ctx: click.Context, fleet_id: int | None, agent_id: int, task_id: int, full: bool) -> None:
+def show(
+    ctx: click.Context, fleet_id: int | None, agent_id: int | None, task_id: int, full: bool
+) -> None:
     from cafleet.entrypoints.cli.rendering import iso
 
     app = app_of(ctx)
     fid = require_fleet_id(fleet_id)
-    detail = app.components.messaging().show(fid, agent_id, task_id)
+    detail = app.components.messaging().show(fid, app.acting(agent_id), task_id, app.caller)
     render = _renderer(app, full)
 
     def payload() -> dict[str, Any]:
         body = render.json(detail.message)
+        body["sender_verified"] = detail.message.sender_verified
         if full:
             body["deliveries"] = [
                 {
@@ -231,4 +241,4 @@ def show(ctx: click.Context, fleet_id: int | None, agent_id: int, task_id: int, 
             ]
         return body
 
-    app.emit(render.text(detail.message), payload)
+    app.emit(render.text(detail.message, sender_check=True), payload)

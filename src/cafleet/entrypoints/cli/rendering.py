@@ -93,12 +93,17 @@ class MessageRenderer:
     def _body(self, m: Message) -> str:
         return m.text if self.full else truncated(m.text, self._limit)
 
-    def text(self, m: Message) -> str:
+    def text(self, m: Message, *, sender_check: bool = False) -> str:
+        """`sender_check` (full only) says after the sender whether it proved to be the
+        member whose pane sent the message."""
         if self.full:
+            sender = str(m.from_agent_id)
+            if sender_check:
+                sender += " (verified)" if m.sender_verified else " (not verified)"
             pairs: list[tuple[str, object]] = [
                 ("id", m.task_id),
                 ("state", m.state.value),
-                ("from", m.from_agent_id),
+                ("from", sender),
             ]
             if m.to_agent_id is not None:
                 pairs.append(("to", m.to_agent_id))
@@ -130,6 +135,7 @@ class MessageRenderer:
                 "status_timestamp": iso(m.status_timestamp),
                 "origin_task_id": m.origin_task_id,
                 "text": m.text,
+                "sender_verified": m.sender_verified,
             }
         compact: dict[str, Any] = {
             "id": m.task_id,

@@ -179,6 +179,9 @@ class MessageOut(BaseModel):
     body: str = Field(description="The full text, never truncated")
     delivery: DeliveryOut | None = Field(description="The last push attempt")
     deliveries: list[DeliveryOut] = Field(description="Every push attempt, first to last")
+    sender_verified: bool = Field(
+        description="Sent from the sender's own member pane, proven by its member secret"
+    )
 
     @staticmethod
     def of(view: MessageView) -> MessageOut:
@@ -197,6 +200,7 @@ class MessageOut(BaseModel):
             body=m.text,
             delivery=None if view.delivery is None else DeliveryOut.of(view.delivery),
             deliveries=[DeliveryOut.of(d) for d in view.attempts],
+            sender_verified=m.sender_verified,
         )
 
 
