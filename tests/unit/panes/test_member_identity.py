@@ -9,6 +9,7 @@ from dataclasses import replace
 import pytest
 
 from cafleet.adapters.fake.notifier import RecordingNotifier
+from cafleet.adapters.fake.pane_driver import ThreadLocks
 from cafleet.application.messaging import MessagingService
 from cafleet.domain.errors import CafleetError, ErrorKind
 from cafleet.domain.identity import MemberCredential, secret_digest
@@ -23,7 +24,7 @@ def spawning(rig: PaneRig) -> Spawning:
 
 
 def messaging(rig: PaneRig) -> MessagingService:
-    return MessagingService(rig.store, rig.clock, RecordingNotifier())
+    return MessagingService(rig.store, rig.clock, RecordingNotifier(), ThreadLocks())
 
 
 def credential_of(rig: PaneRig, agent_id: int) -> MemberCredential:
