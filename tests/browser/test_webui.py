@@ -385,6 +385,8 @@ def test_the_printed_address_opens_the_page_and_leaves_the_address_bar(
     assert page.evaluate("sessionStorage.getItem('cafleet-admin-token')") == web_fleet.token
     page.get_by_test_id("fleet-card").filter(has_text=web_fleet.fleet_name).click()
     expect(page.get_by_test_id("live-indicator")).to_have_attribute("data-connected", "true")
+    # an @name resolves against the roster: wait until it is listed
+    expect(page.locator("[data-agent-id]").filter(has_text="coder").first).to_be_visible()
     body = unique("through the printed address")
     send_from_composer(page, f"@coder {body}")
     expect(page.locator(".entry", has_text=body)).to_be_visible()
