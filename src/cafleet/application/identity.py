@@ -17,16 +17,22 @@ def verified_actor(
 ) -> tuple[Agent, bool]:
     """The active acting agent and whether the caller proved to be it; a member pane that
     claims another id, or whose secret does not match, is refused."""
-    if caller is not None:
+    if caller is not None:  # before the lookup: another id is refused as such
         caller.refuse_other(agent_id)
     _, agent = acting_agent(uow, fleet_id, agent_id)
-    return agent, proven(uow, agent_id, caller)
+    return agent, caller is not None and _matches(uow, agent_id, caller)
 
 
 def proven(uow: UnitOfWork, agent_id: int, caller: MemberCredential | None) -> bool:
+    """Whether the caller proved to be `agent_id`; a member pane claiming another id, or
+    whose secret does not match, is refused."""
     if caller is None:
         return False
     caller.refuse_other(agent_id)
+    return _matches(uow, agent_id, caller)
+
+
+def _matches(uow: UnitOfWork, agent_id: int, caller: MemberCredential) -> bool:
     placement = uow.placements.get(agent_id)
     caller.require_match(None if placement is None else placement.identity_digest)
     return True

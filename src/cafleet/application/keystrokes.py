@@ -17,7 +17,7 @@ from cafleet.application.ports import Clock, PaneDriver, PaneDrivers, PaneLocks,
 from cafleet.domain.agent_profiles import TYPING_DIALOG_ROWS, AgentProfile, AgentProfiles
 from cafleet.domain.delivery import BEFORE_ENTER, PushOutcome, SkipReason
 from cafleet.domain.errors import CafleetError
-from cafleet.domain.panes import Key, PaneGone, agent_check, ours
+from cafleet.domain.panes import Key, PaneGone, PaneInfo, agent_check, ours
 from cafleet.domain.placement import CodingAgent
 from cafleet.domain.preview import one_line
 
@@ -74,6 +74,16 @@ class KeystrokeSender:
 
     def profile(self, target: PushTarget) -> AgentProfile:
         return self._profiles[target.coding_agent]
+
+    def agent_problem(self, target: PushTarget, info: PaneInfo | None) -> str | None:
+        """Tests A and B on the pane as reported: None when it is the target's pane and runs
+        its agent, else the skip reason (pane-gone for a pane that took the id later)."""
+        return agent_check(
+            ours(info, target.identity),
+            self.accepted_commands(target),
+            target.coding_agent.value,
+            self.profile(target).script_names,
+        )
 
     def accepted_commands(self, target: PushTarget) -> tuple[str, ...]:
         """Test B's list; empty (only test A applies) for a custom agent without one."""
@@ -143,15 +153,10 @@ class KeystrokeSender:
         Words of the text itself (in the composer once pasted) never count as a dialog.
         """
         pane = target.pane_id
-        profile = self.profile(target)
-        problem = agent_check(
-            ours(driver.pane(pane), target.identity),
-            self.accepted_commands(target),
-            target.coding_agent.value,
-            profile.script_names,
-        )
+        problem = self.agent_problem(target, driver.pane(pane))
         if problem is not None:
             return problem
+        profile = self.profile(target)
         busy_matters = keys.shell and bool(profile.shell_busy_signs)
         if not profile.dialog_signs and not busy_matters:
             return None

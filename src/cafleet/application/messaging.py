@@ -268,8 +268,8 @@ class MessagingService:
 
     def _push(self, planned: list[_Planned]) -> list[Delivery]:
         """Deliver pending rows through their panes' queues, with no transaction open; each
-        outcome is recorded as it comes. Rows other senders left queued behind ours are
-        handed to the background once no worker thread runs."""
+        outcome is recorded as it comes. Rows left queued behind ours go to a drainer (or,
+        without one, are delivered here before returning)."""
         jobs = [p for p in planned if p.target is not None]
         if not jobs:
             return [p.delivery for p in planned]
@@ -279,7 +279,11 @@ class MessagingService:
             workers = min(BROADCAST_PUSH_WORKERS, len(jobs))
             with ThreadPoolExecutor(max_workers=workers) as pool:
                 results = list(pool.map(self._deliver, jobs))
-        left = [target.agent_id for _, target in results if target is not None]
+        left = [
+            job.delivery.recipient_agent_id
+            for job, (_, rows_left) in zip(jobs, results, strict=True)
+            if rows_left
+        ]
         if left:
             if self._drains is None:
                 self.drain_queued(left)
@@ -296,8 +300,8 @@ class MessagingService:
             if placement is not None and not placement.is_pending:
                 self._queue.deliver_queued(PushTarget.of(placement))
 
-    def _deliver(self, job: _Planned) -> tuple[Delivery, PushTarget | None]:
-        """The row after delivery, and its pane when rows are queued there still."""
+    def _deliver(self, job: _Planned) -> tuple[Delivery, bool]:
+        """The row after delivery, and whether rows are queued for its pane still."""
         target = job.target
         assert target is not None
         if not target.ready:
@@ -306,10 +310,9 @@ class MessagingService:
                 outcome = PushOutcome.skipped(
                     SkipReason.AGENT_STARTING, target.backend.value, target.pane_id
                 )
-                return self._queue.record(job.delivery, outcome), None
+                return self._queue.record(job.delivery, outcome), False
             target = ready
-        row, rows_left = self._queue.deliver(job.delivery, target)
-        return row, target if rows_left else None
+        return self._queue.deliver(job.delivery, target)
 
     def _when_ready(self, target: PushTarget) -> PushTarget | None:
         """Wait (bounded) until a starting member's agent was seen ready; None if it was not.

@@ -20,7 +20,7 @@ from cafleet.application.keystrokes import Keystrokes, KeystrokeSender
 from cafleet.application.ports import Clock, PaneDrivers, PushTarget
 from cafleet.domain.delivery import DeliveryState, SkipReason
 from cafleet.domain.errors import CafleetError
-from cafleet.domain.panes import PaneInfo, agent_check, ours
+from cafleet.domain.panes import PaneInfo, ours
 
 POLL_SECONDS = 0.5
 TAIL_LINES = 80
@@ -128,8 +128,7 @@ class PaneTeardown:
         (an older placement), it is dead or still runs the member's agent."""
         if target.identity is not None:
             return ours(info, target.identity) is not None
-        accepted = self._keystrokes.accepted_commands(target)
-        return info.dead or agent_check(info, accepted, target.coding_agent.value) is None
+        return info.dead or self._keystrokes.agent_problem(target, info) is None
 
     def _kill(self, target: PushTarget, status: Closing) -> PaneClosing:
         driver = self._drivers(target.backend, target.socket)

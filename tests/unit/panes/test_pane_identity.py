@@ -165,3 +165,18 @@ def test_an_unrecorded_pane_that_runs_the_agent_is_closed_as_before(rig: PaneRig
 
     assert [(p.agent_id, p.fate) for p in deleted.panes] == [(member.agent_id, PaneFate.CLOSED)]
     assert member.pane.typed == [text("/exit"), ENTER]
+
+
+def test_an_unrecorded_pane_whose_runtime_runs_the_agent_is_closed_as_before(
+    rig: PaneRig,
+) -> None:
+    made = rig.fleet()
+    member = rig.member(made, command="node", coding_agent=CodingAgent.CODEX, legacy=True)
+    assert member.pane is not None
+    member.pane.argv = ("node", "/opt/npm/lib/node_modules/@openai/codex/bin/codex.js")
+
+    deleted = rig.fleet_service().delete(made.fleet.fleet_id)
+
+    assert member.pane.typed == [text("/exit"), ENTER]  # the agent check passed
+    assert [(p.agent_id, p.fate) for p in deleted.panes] == [(member.agent_id, PaneFate.KILLED)]
+    assert member.pane_id not in rig.driver.panes
