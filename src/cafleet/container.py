@@ -17,6 +17,7 @@ from cafleet.adapters.drivers import SystemPaneDrivers
 from cafleet.adapters.fake.clock import FakeClock
 from cafleet.adapters.fake.locator import FakePaneLocator
 from cafleet.adapters.fake.pane_driver import FakePaneDrivers, ThreadLocks
+from cafleet.adapters.fake.queue_drains import RecordingDrains
 from cafleet.adapters.fake.store import MemoryStore
 from cafleet.adapters.herdr.feed import HerdrStateFeeds
 from cafleet.adapters.launch_pads import RuntimeLaunchPads
@@ -24,6 +25,7 @@ from cafleet.adapters.locator import EnvironmentPaneLocator
 from cafleet.adapters.notify.pane import PaneNotifier
 from cafleet.adapters.pane_locks import FileLocks, runtime_directory
 from cafleet.adapters.process import SystemProcess
+from cafleet.adapters.queue_drains import DrainProcess
 from cafleet.adapters.sqlite.engine import open_engine
 from cafleet.adapters.sqlite.unit_of_work import SqlUnitOfWorkFactory
 from cafleet.application.admin import AdminService
@@ -95,6 +97,7 @@ class Container(containers.DeclarativeContainer):
     process = providers.Singleton(SystemProcess)
     # herdr's pushed agent states: only the monitor loop asks for them (`monitor(feeds=...)`)
     state_feeds = providers.Singleton(HerdrStateFeeds, environ)
+    drains = providers.Singleton(DrainProcess, environ)  # the monitor's, for stranded queues
     monitor = providers.Factory(
         MonitorService,
         uow,
@@ -105,6 +108,7 @@ class Container(containers.DeclarativeContainer):
         settings.provided.monitor_stall_interval,
         agent_statuses,
         providers.Singleton(ReceiptReader, launch_pads, settings.provided.profiles, codex_threads),
+        drains=drains,
     )
     messaging = providers.Factory(
         MessagingService,
@@ -149,4 +153,5 @@ def build_fake_container(settings: Settings | None = None) -> Container:
     container.pane_drivers.override(providers.Singleton(_fake_drivers))
     container.pane_locks.override(providers.Singleton(ThreadLocks))
     container.locator.override(providers.Singleton(FakePaneLocator))
+    container.drains.override(providers.Singleton(RecordingDrains))
     return container

@@ -70,3 +70,28 @@ def test_announced_untaken_lists_recent_sent_unread_unconfirmed_messages(
 
     assert found == [recent, latest]
     assert not {old, confirmed, skipped, read, elsewhere} & set(found)
+
+
+def test_stranded_names_recipients_with_rows_pending_since_before_the_limit(
+    store: UnitOfWorkFactory,
+) -> None:
+    with store(write=True) as uow:
+        fleet = uow.fleets.add(Fleet(0, "f", T0))
+        sender, old, young, settled, unasked = agents(uow, fleet, "d", "o", "y", "s", "u")
+
+        def row(to: int, at: float, state: DeliveryState = DeliveryState.PENDING) -> None:
+            when = T0 + timedelta(seconds=at)
+            task = uow.messages.add(unicast(sender, to, "text", when))
+            uow.deliveries.add(Delivery(task, to, state, created_at=when))
+
+        row(old, 0)
+        row(old, 1)
+        row(young, 30)
+        row(settled, 0, DeliveryState.SENT)
+        row(unasked, 0)
+        uow.commit()
+
+    with store() as uow:
+        found = uow.deliveries.stranded([young, settled, old], T0 + timedelta(seconds=20))
+
+    assert found == [old]

@@ -3,7 +3,6 @@ whoever holds the pane; a sender that cannot take it leaves its row queued."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import pytest
@@ -11,6 +10,7 @@ import pytest
 from cafleet.adapters.fake.clock import FakeClock
 from cafleet.adapters.fake.notifier import RecordingNotifier
 from cafleet.adapters.fake.pane_driver import ThreadLocks
+from cafleet.adapters.fake.queue_drains import RecordingDrains
 from cafleet.adapters.fake.store import MemoryStore
 from cafleet.application.delivery_queue import DeliveryQueue, queue_key
 from cafleet.application.messaging import MessagingService
@@ -143,16 +143,6 @@ def test_the_queue_waits_for_a_starting_member_and_leaves_its_rows_to_their_send
     assert row.state is DeliveryState.PENDING and not row.interrupted
 
 
-class HeldDrains:
-    """QueueDrains that only note what they were asked to drain."""
-
-    def __init__(self) -> None:
-        self.started: list[list[int]] = []
-
-    def start(self, recipients: Sequence[int]) -> None:
-        self.started.append(list(recipients))
-
-
 def test_the_holder_types_up_to_its_own_row_and_hands_later_rows_to_a_drainer(
     store: MemoryStore, clock: FakeClock, pair: Pair, locks: ThreadLocks, world
 ) -> None:
@@ -164,7 +154,7 @@ def test_the_holder_types_up_to_its_own_row_and_hands_later_rows_to_a_drainer(
         return PushOutcome.sent("tmux", announcement.target.pane_id)
 
     notifier = RecordingNotifier(outcome)
-    drains = HeldDrains()
+    drains = RecordingDrains()
     messaging = MessagingService(store, clock, notifier, locks, queue_wait=0.0, drains=drains)
     with locks.hold(queue_key(target_of(store, pair.worker)), 1):  # rows left to the holder
         queued = [messaging.send(pair.fleet_id, pair.director, pair.worker, t) for t in "ab"]
@@ -188,7 +178,7 @@ def test_a_sender_far_down_the_queue_types_a_few_rows_and_leaves_the_rest_with_i
     store: MemoryStore, clock: FakeClock, pair: Pair, locks: ThreadLocks, world
 ) -> None:
     notifier = RecordingNotifier()
-    drains = HeldDrains()
+    drains = RecordingDrains()
     messaging = MessagingService(store, clock, notifier, locks, queue_wait=0.0, drains=drains)
     with locks.hold(queue_key(target_of(store, pair.worker)), 1):
         for text in "abcde":

@@ -5,14 +5,15 @@ server (from its event feed where one is live, herdr's subscription, else by lis
 them), adds what each agent says of itself where the multiplexer tells nothing, records
 the receipts the agents' own records show, decides who is due (pure domain policy), types
 one wake line into the watcher's pane, and records pings only after the wake was
-delivered.
+delivered. Rows left queued by a sender and a drainer that both ended are handed to a
+drainer, so they are settled within a tick even when nothing else is sent to that pane.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import StrEnum
 
 from cafleet.application.agent_status import AgentStatusReader
@@ -25,6 +26,7 @@ from cafleet.application.ports import (
     PaneDrivers,
     ProcessIdentity,
     PushTarget,
+    QueueDrains,
     UnitOfWork,
     UnitOfWorkFactory,
 )
@@ -36,6 +38,10 @@ from cafleet.domain.fleet import Fleet
 from cafleet.domain.monitor import DueAgent, MonitorRuntime, MonitorSchedule, state_of, wake_text
 from cafleet.domain.panes import PaneInfo, ours
 from cafleet.domain.placement import Multiplexer, Placement
+
+# A row pending this long has outlived its sender's wait and its drainer's start: whoever
+# holds the pane's queue still takes it, as a drainer started for it finds the lock held.
+STRANDED_AFTER_SECONDS = 15
 
 
 class Stop(StrEnum):
@@ -49,6 +55,7 @@ class TickReport:
     woke: bool = False
     not_delivered: str | None = None  # why due agents got no wake
     stop: Stop | None = None
+    drained: tuple[int, ...] = ()  # recipients whose stranded queue went to a drainer
 
 
 @dataclass(frozen=True)
@@ -101,6 +108,7 @@ class MonitorService:
         statuses: AgentStatusReader | None = None,
         receipts: ReceiptReader | None = None,
         feeds: AgentStateFeeds | None = None,
+        drains: QueueDrains | None = None,
     ) -> None:
         self._uow = uow
         self._clock = clock
@@ -111,6 +119,7 @@ class MonitorService:
         self._statuses = statuses
         self._receipts = receipts
         self._feeds = feeds  # pushed agent states (the monitor loop's herdr servers)
+        self._drains = drains
         self._confirmed: set[tuple[int, int]] = set()  # (agent, task) recorded by this loop
 
     # --- the runtime slot ------------------------------------------------------------
@@ -153,6 +162,10 @@ class MonitorService:
         with self._uow() as uow:
             view = self._view(uow, fleet)
             unread = uow.messages.pending_counts([t.agent.agent_id for t in view.targets])
+            stranded = self._stranded(uow, view)
+        if stranded:
+            assert self._drains is not None
+            self._drains.start(stranded)
         panes, states = self._sweep(view)
         self._add_agent_states(view, panes, states, unread)
         self._record_receipts(view)
@@ -171,13 +184,23 @@ class MonitorService:
             if seen != target.schedule:
                 observed[target.agent.agent_id] = seen
         self._save(observed.values())
+        drained = tuple(stranded)
         if not due:
-            return TickReport()
+            return TickReport(drained=drained)
         problem = self._wake(view, panes, due)
         if problem is not None:
-            return TickReport(tuple(due), woke=False, not_delivered=problem)
+            return TickReport(tuple(due), woke=False, not_delivered=problem, drained=drained)
         self._record_wake(view, due, states, observed, now)
-        return TickReport(tuple(due), woke=True)
+        return TickReport(tuple(due), woke=True, drained=drained)
+
+    def _stranded(self, uow: UnitOfWork, view: _FleetView) -> list[int]:
+        if self._drains is None:
+            return []
+        recipients = [t.agent.agent_id for t in view.targets]
+        if view.watcher is not None:
+            recipients.append(view.watcher[0].agent_id)
+        before = self._clock.now() - timedelta(seconds=STRANDED_AFTER_SECONDS)
+        return uow.deliveries.stranded(recipients, before)
 
     def _view(self, uow: UnitOfWork, fleet: Fleet) -> _FleetView:
         agents = uow.agents.in_fleet(fleet.fleet_id)

@@ -138,6 +138,11 @@ class DeliveryRepository(Protocol):
         """The pending rows of this recipient (the pane's delivery queue), in task order."""
         ...
 
+    def stranded(self, recipient_agent_ids: Iterable[int], before: datetime) -> list[int]:
+        """Which of these recipients have a row pending since before `before` (a queue whose
+        sender and drainer ended), in id order."""
+        ...
+
     def announced_untaken(self, recipient_agent_id: int, since: datetime) -> list[int]:
         """The unread messages to this recipient announced (a sent attempt) since `since`
         that its agent has not yet been seen to take in (no `confirmed_at`), oldest first."""

@@ -7,7 +7,9 @@ message.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
 import signal
 import subprocess
@@ -48,6 +50,13 @@ def submitted(log: Path) -> list[int]:
     data = log.read_bytes() if log.exists() else b""
     assert SUBMISSION.sub(b"", data) == b"", data[-400:]
     return [int(task) for task in SUBMISSION.findall(data)]
+
+
+def pasted(log: Path) -> list[int]:
+    """Every task id pasted, in order, whether or not its Enter followed (a sender killed
+    between paste and Enter leaves its paste to be submitted with the next one)."""
+    data = log.read_bytes() if log.exists() else b""
+    return [int(task) for task in re.findall(rb"\x1b\[200~\[cafleet msg (\d+) from ", data)]
 
 
 def send_argv(fleet: PaneFleet, to: int, text: str) -> tuple[str, ...]:
@@ -99,12 +108,9 @@ def test_thirty_five_simultaneous_senders_to_one_pane_are_all_submitted_once_in_
     assert max(returned) < 25, returned  # nobody waited for the others' messages to be typed
 
 
-@pytest.mark.slow
-def test_rows_left_pending_by_killed_senders_are_settled_by_the_next_delivery(
-    pane_fleet: PaneFleet,
-) -> None:
-    fleet = pane_fleet
-    member, log = raw_member(fleet, "sink")
+def kill_senders_mid_delivery(fleet: PaneFleet, member: int) -> None:
+    """Three rounds of three senders killed between paste and Enter: rows left begun
+    (interrupted) and rows left queued behind them, with no drainer."""
     slow = {"CAFLEET_SUBMIT_DELAY_CUSTOM": "2"}  # a long window between paste and Enter
     for _ in range(3):
         procs = [fleet.popen(*send_argv(fleet, member, "k9"), env=slow) for _ in range(3)]
@@ -114,6 +120,42 @@ def test_rows_left_pending_by_killed_senders_are_settled_by_the_next_delivery(
             proc.communicate(timeout=30)
     assert any(state == "pending" for _, state, _ in states(fleet, member))
 
+
+def kill_drainers(fleet: PaneFleet) -> None:
+    """SIGKILL the detached `python -m cafleet.drain` processes of this fleet's database
+    (found by their environment, so no other test's process is touched)."""
+    database = fleet.environment()["CAFLEET_DATABASE_URL"].encode()
+    for proc in Path("/proc").iterdir():
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+            env = (proc / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"cafleet.drain" in argv and b"CAFLEET_DATABASE_URL=" + database in env:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(proc.name), signal.SIGKILL)
+
+
+def no_row_pending(
+    fleet: PaneFleet, member: int, timeout: float
+) -> list[tuple[int, str, str | None]]:
+    def settled() -> list[tuple[int, str, str | None]] | None:
+        rows = states(fleet, member)
+        return None if any(state == "pending" for _, state, _ in rows) else rows
+
+    rows = wait_until(settled, "no row left pending", timeout=timeout)
+    assert all(error.startswith("interrupted") for _, s, error in rows if s == "failed")
+    return rows
+
+
+@pytest.mark.slow
+def test_rows_left_pending_by_killed_senders_are_settled_by_the_next_delivery(
+    pane_fleet: PaneFleet,
+) -> None:
+    fleet = pane_fleet
+    member, log = raw_member(fleet, "sink")
+    kill_senders_mid_delivery(fleet, member)
+
     after = fleet.json(*send_argv(fleet, member, "after")[1:])
 
     notification = after["notification"]
@@ -121,12 +163,34 @@ def test_rows_left_pending_by_killed_senders_are_settled_by_the_next_delivery(
         ("sent", None),
         ("pending", "queued"),
     }
-
-    def settled() -> list[tuple[int, str, str | None]] | None:
-        rows = states(fleet, member)
-        return None if any(state == "pending" for _, state, _ in rows) else rows
-
-    rows = wait_until(settled, "no row left pending", timeout=60)
-    assert all(error.startswith("interrupted") for _, s, error in rows if s == "failed")
+    no_row_pending(fleet, member, timeout=60)
     assert len(submitted(log)) == len(set(submitted(log)))  # an interrupted one is not retyped
     assert submitted(log)[-1] == after["task"]["id"]
+
+
+@pytest.mark.slow
+def test_rows_left_pending_by_killed_senders_are_settled_by_the_monitor_alone(
+    pane_fleet: PaneFleet,
+) -> None:
+    fleet = pane_fleet
+    member, log = raw_member(fleet, "sink")
+    kill_senders_mid_delivery(fleet, member)
+    kill_drainers(fleet)
+    time.sleep(1)
+    left = [task for task, state, _ in states(fleet, member) if state == "pending"]
+    assert left, "every row settled before the monitor started"
+    monitor = fleet.popen("monitor", "start", "--fleet-id", str(fleet.fleet_id), "--tick", "2")
+    try:
+        started = time.monotonic()
+        rows = no_row_pending(fleet, member, timeout=60)  # nothing more is sent to the pane
+        took = time.monotonic() - started
+    finally:
+        monitor.send_signal(signal.SIGINT)
+        out, _ = monitor.communicate(timeout=30)
+    assert "queued deliveries left by ended senders -> drainer" in out
+    sent = {task for task, state, _ in rows if state == "sent"}
+    typed = sent & set(left)  # the queued ones, typed by the monitor's drainer
+    wait_until(lambda: set(pasted(log)) >= typed, f"{typed} typed", timeout=10)
+    assert len(pasted(log)) == len(set(pasted(log)))  # none typed twice
+    submitted(log)  # and each paste went in with an Enter
+    assert took < 60

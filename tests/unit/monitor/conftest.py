@@ -24,7 +24,7 @@ from cafleet.application.agent_status import AgentStatusReader
 from cafleet.application.fleets import FleetService
 from cafleet.application.keystrokes import KeystrokeSender
 from cafleet.application.monitoring import MonitorService, TickReport
-from cafleet.application.ports import ProcessIdentity
+from cafleet.application.ports import ProcessIdentity, QueueDrains
 from cafleet.application.teardown import PaneTeardown
 from cafleet.domain.agent import Agent, CardKind
 from cafleet.domain.agent_profiles import AgentProfiles, ProfileOverrides
@@ -341,6 +341,7 @@ class MonitorFleet:
         stall_interval: int = DEFAULT_STALL,
         process: FakeProcess | None = None,
         statuses: AgentStatusReader | None = None,
+        drains: QueueDrains | None = None,
     ) -> MonitorService:
         return MonitorService(
             self.store,
@@ -350,6 +351,7 @@ class MonitorFleet:
             process or self.process,
             stall_interval,
             statuses,
+            drains=drains,
         )
 
     def fleets(self) -> FleetService:

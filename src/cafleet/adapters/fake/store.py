@@ -301,6 +301,18 @@ class MemoryDeliveries:
             key=lambda d: (d.task_id, d.attempt),
         )
 
+    def stranded(self, recipient_agent_ids: Iterable[int], before: datetime) -> list[int]:
+        wanted = set(recipient_agent_ids)
+        return sorted(
+            {
+                d.recipient_agent_id
+                for d in self._t.deliveries.values()
+                if d.state is DeliveryState.PENDING
+                and d.created_at < before
+                and d.recipient_agent_id in wanted
+            }
+        )
+
 
 class MemoryMonitor:
     def __init__(self, t: MemoryTables) -> None:

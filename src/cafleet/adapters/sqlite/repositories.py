@@ -385,6 +385,19 @@ class SqlDeliveries:
         )
         return [rows.delivery_from(r) for r in self._c.execute(query)]
 
+    def stranded(self, recipient_agent_ids: Iterable[int], before: datetime) -> list[int]:
+        query = (
+            select(deliveries.c.recipient_agent_id)
+            .distinct()
+            .where(
+                deliveries.c.state == DeliveryState.PENDING.value,
+                deliveries.c.created_at < rows.ts(before),
+                deliveries.c.recipient_agent_id.in_(list(recipient_agent_ids)),
+            )
+            .order_by(deliveries.c.recipient_agent_id)
+        )
+        return [int(agent) for agent in self._c.execute(query).scalars()]
+
 
 class SqlMonitor:
     def __init__(self, conn: Connection) -> None:

@@ -96,6 +96,9 @@ def _tick(
 
 def _report(report: TickReport, clock: Clock, out: Echo, complaints: _Throttle) -> None:
     now = _iso(clock)
+    if report.drained:
+        agents = ", ".join(map(str, report.drained))
+        out(f"{now} queued deliveries left by ended senders -> drainer (agents {agents})")
     if report.woke:
         for agent in report.due:
             out(
