@@ -17,15 +17,15 @@ function seed() {
     description: `${name} agent`,
     status: "active",
     registered_at: iso(-80000),
-    kind: "user",
+    kind: "member",
     monitor: { interval_seconds: 720, last_ping_at: null, enabled: true },
     agent_status: null,
     agent_status_since: null,
     ...extra,
   });
   const agents: Agent[] = [
-    agent(1, "Director", { description: "Root Director for this fleet", monitor: { interval_seconds: 180, last_ping_at: iso(-40), enabled: true } }),
-    agent(2, "Administrator", { kind: "builtin-administrator", monitor: null, description: "Built-in administrator agent for fleet 1" }),
+    agent(1, "Director", { kind: "director", description: "Root Director for this fleet", monitor: { interval_seconds: 180, last_ping_at: iso(-40), enabled: true } }),
+    agent(2, "Administrator", { kind: "administrator", monitor: null, description: "Built-in administrator agent for fleet 1" }),
     agent(3, "coder", { description: "Writes code", agent_status: "working", agent_status_since: iso(-130) }),
     agent(4, "code reviewer", { description: "Reviews pull requests", monitor: { interval_seconds: 720, last_ping_at: null, enabled: false }, agent_status: "waiting", agent_status_since: iso(-45) }),
     agent(5, "old-helper", { status: "deregistered", monitor: null }),
@@ -72,7 +72,7 @@ function addMessage(db: Db, from: number, to: number | null, body: string, origi
 function broadcast(db: Db, from: number, body: string): Message {
   const summary = addMessage(db, from, null, "", null);
   summary.origin_task_id = summary.task_id;
-  const targets = db.agents.filter((a) => a.status === "active" && a.kind === "user" && a.agent_id !== from);
+  const targets = db.agents.filter((a) => a.status === "active" && a.kind !== "administrator" && a.agent_id !== from);
   summary.body = `Broadcast sent to ${targets.length} recipients`;
   for (const t of targets) addMessage(db, from, t.agent_id, body, summary.task_id);
   return summary;
@@ -135,7 +135,7 @@ export function mockApi(): Plugin {
             const body = await readJson(req);
             const text = typeof body["text"] === "string" ? body["text"] : "";
             if (!text.trim()) return send(400, { detail: "text may not be empty" });
-            const admin = inFleet.find((a) => a.kind === "builtin-administrator");
+            const admin = inFleet.find((a) => a.kind === "administrator");
             if (!admin) return send(400, { detail: "from_agent not in fleet" });
             if (body["to_agent_id"] === "*") {
               const summary = broadcast(db, admin.agent_id, text);

@@ -194,3 +194,12 @@ def test_debug_adds_the_traceback_after_the_line(run, monkeypatch: pytest.Monkey
     first, rest = result.stderr.split("\n", 1)
     assert first == "Error: internal error: RuntimeError: disk on fire"
     assert rest.startswith("Traceback (most recent call last):")
+
+
+def test_monitor_start_help_says_how_to_run_it_in_the_background_and_stop_it(run) -> None:
+    result = run("monitor", "start", "--help")
+
+    assert result.exit_code == 0
+    assert "  nohup cafleet monitor start --fleet-id 1 > monitor.log 2>&1 &\n" in result.stdout
+    assert "there is no stop command" in " ".join(result.stdout.split())
+    assert "  kill 4242\n" in result.stdout

@@ -53,10 +53,11 @@ def test_list_of_one_member_is_a_count_line_and_an_indented_table(run, made) -> 
 
     assert result.stdout == (
         "1 member:\n"
-        "  agent_id  name    status  agent    backend  session  window_id  pane_id  created_at\n"
-        "  --------  ------  ------  -------  -------  -------  ---------  -------  "
+        "  agent_id  name    status  agent    coding_agent  session  window_id  pane_id"
+        "  created_at\n"
+        "  --------  ------  ------  -------  ------------  -------  ---------  -------  "
         "--------------------------------\n"
-        f"  {worker:<8}  worker  active  unknown  claude   main     @0         %1       {TS}\n"
+        f"  {worker:<8}  worker  active  unknown  claude        main     @0         %1       {TS}\n"
     )
 
 
@@ -68,13 +69,14 @@ def test_list_counts_several_members_in_id_order_and_shows_pending_panes(run, ma
 
     assert lines[0] == "2 members:"
     assert lines[1] == (
-        "  agent_id  name     status  agent    backend   session  window_id  pane_id  created_at"
+        "  agent_id  name     status  agent    coding_agent  session  window_id  pane_id"
+        "  created_at"
     )
     assert lines[3] == (
-        f"  {first:<8}  builder  active  unknown  opencode  main     @0         %1       {TS}"
+        f"  {first:<8}  builder  active  unknown  opencode      main     @0         %1       {TS}"
     )
     assert lines[4] == (
-        f"  {second:<8}  watch    active  -        claude    main     @0         -        {TS}"
+        f"  {second:<8}  watch    active  -        claude        main     @0         -        {TS}"
     )
 
 
@@ -86,16 +88,16 @@ def test_list_all_shows_every_active_agent_with_its_kind(run, made) -> None:
 
     assert result.stdout == (
         "3 agents:\n"
-        "  agent_id  name           status  kind           agent    backend  session  window_id"
-        "  pane_id  created_at\n"
-        "  --------  -------------  ------  -------------  -------  -------  -------  ---------"
-        "  -------  --------------------------------\n"
-        f"  {director:<8}  Director       active  director       -        claude   main     @0"
-        f"         %0       {TS}\n"
-        f"  {admin:<8}  Administrator  active  administrator  -        -        -        -"
-        "          -        -\n"
-        f"  {worker:<8}  worker         active  member         unknown  codex    main     @0"
-        f"         %1       {TS}\n"
+        "  agent_id  name           status  kind           agent    coding_agent  session"
+        "  window_id  pane_id  created_at\n"
+        "  --------  -------------  ------  -------------  -------  ------------  -------"
+        "  ---------  -------  --------------------------------\n"
+        f"  {director:<8}  Director       active  director       -        claude        main   "
+        f"  @0         %0       {TS}\n"
+        f"  {admin:<8}  Administrator  active  administrator  -        -             -      "
+        "  -          -        -\n"
+        f"  {worker:<8}  worker         active  member         unknown  codex         main   "
+        f"  @0         %1       {TS}\n"
     )
 
 
@@ -231,8 +233,8 @@ def test_show_full_of_a_member(run, made) -> None:
         '  skills:      ["review","deploy"]\n'
         "  placement:\n"
         f"    director_agent_id: {made.director.agent_id}\n"
-        "    backend:           claude\n"
-        "    multiplexer:       tmux\n"
+        "    coding_agent:      claude\n"
+        "    backend:           tmux\n"
         "    session:           main\n"
         "    window_id:         @0\n"
         "    pane_id:           %1\n"

@@ -14,7 +14,8 @@ export interface MonitorConfig {
   enabled: boolean;
 }
 
-export type AgentKind = "builtin-administrator" | "user";
+/** As the CLI says it (`member show`, `member list --all`). */
+export type AgentKind = "director" | "administrator" | "monitor" | "member";
 export type AgentStatus = "active" | "deregistered";
 /** What a member's coding agent is doing (`member list`'s agent status). */
 export type AgentActivity = "starting" | "working" | "idle" | "waiting" | "exited" | "unknown";
@@ -87,4 +88,4 @@ export interface MonitorPatch {
   enabled?: boolean;
 }
 
-export const isAdministrator = (agent: Agent): boolean => agent.kind === "builtin-administrator";
+export const isAdministrator = (agent: Agent): boolean => agent.kind === "administrator";

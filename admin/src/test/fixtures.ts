@@ -18,7 +18,7 @@ export const agent = (over: Partial<Agent> = {}): Agent => ({
   description: "Writes code",
   status: "active",
   registered_at: "2026-11-29T08:00:00.000000+00:00",
-  kind: "user",
+  kind: "member",
   monitor: null,
   agent_status: null,
   agent_status_since: null,

@@ -107,7 +107,10 @@ class AdminService:
             schedules = uow.monitor.for_agents(a.agent_id for a in shown)
             placements = uow.placements.for_agents(a.agent_id for a in shown)
         told = self._agent_statuses(fleet, shown, placements)
-        return [RosterEntry(a, schedules.get(a.agent_id), told.get(a.agent_id)) for a in shown]
+        return [
+            RosterEntry(a, a.kind(fleet), schedules.get(a.agent_id), told.get(a.agent_id))
+            for a in shown
+        ]
 
     def _agent_statuses(
         self, fleet: Fleet, agents: Iterable[Agent], placements: Mapping[int, Placement]

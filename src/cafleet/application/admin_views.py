@@ -11,7 +11,7 @@ from datetime import datetime
 from enum import StrEnum
 
 from cafleet.application.ports import ConversationMark
-from cafleet.domain.agent import Agent
+from cafleet.domain.agent import Agent, AgentKind
 from cafleet.domain.agent_status import StatusReport
 from cafleet.domain.delivery import Delivery
 from cafleet.domain.message import Message, MessageState
@@ -32,6 +32,7 @@ class Page:
 @dataclass(frozen=True)
 class RosterEntry:
     agent: Agent
+    kind: AgentKind  # as the CLI says it: director, administrator, monitor, member
     schedule: MonitorSchedule | None
     agent_status: StatusReport | None = None  # None: not a member with a pane
 

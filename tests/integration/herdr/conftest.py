@@ -36,7 +36,7 @@ from tests.fakes.herdr_server import FakeHerdrServer, wait_until  # noqa: E402
 
 DEADLINE = 30.0
 DEMO_AGENT = f"{sys.executable} -m cafleet.demo_agent"
-MEMBER_LINE = re.compile(r"^(\d+) (\S+) backend=custom pane=(\S+)$")
+MEMBER_LINE = re.compile(r"^(\d+) (\S+) coding_agent=custom pane=(\S+)$")
 
 
 def _cafleet_command() -> list[str]:

@@ -49,8 +49,8 @@ def test_the_fleet_created_by_the_cli_is_served(served) -> None:
 
     assert {"fleet_id": served.fleet.fleet_id, "name": "served"}.items() <= fleets[-1].items()
     assert [(a["agent_id"], a["kind"]) for a in agents][:2] == [
-        (served.fleet.director, "user"),
-        (served.fleet.admin, "builtin-administrator"),
+        (served.fleet.director, "director"),
+        (served.fleet.admin, "administrator"),
     ]
     assert agents[0]["monitor"]["interval_seconds"] == 180
     assert monitor["running"] is False

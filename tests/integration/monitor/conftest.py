@@ -34,7 +34,7 @@ DEADLINE = 30.0
 STEP = 0.05
 DEMO_AGENT = f"{sys.executable} -m cafleet.demo_agent"
 FLEET_LINE = re.compile(r"^(\d+) director=(\d+) admin=(\d+)$")
-MEMBER_LINE = re.compile(r"^(\d+) (\S+) backend=custom pane=(%\d+)$")
+MEMBER_LINE = re.compile(r"^(\d+) (\S+) coding_agent=custom pane=(%\d+)$")
 
 
 def _cafleet_command() -> list[str]:

@@ -437,7 +437,7 @@ class PaneFleet:
         assert result.code == 0, result
         assert result.stderr == "", result
         agent_id, shown_name, shown_backend, pane = result.stdout.split()
-        assert shown_backend == f"backend={backend}", result
+        assert shown_backend == f"coding_agent={backend}", result
         member = Member(int(agent_id), shown_name, pane.removeprefix("pane="), log, result)
         self.members.append(member)
         if wait_ready and log is not None:

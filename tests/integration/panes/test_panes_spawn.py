@@ -95,7 +95,7 @@ def test_member_create_spawns_a_pane_with_argv_env_and_cwd(pane_fleet: PaneFleet
         cwd=work,
     )
 
-    assert re.fullmatch(r"(\d+) worker backend=custom pane=(%\d+)\n", member.created.stdout)
+    assert re.fullmatch(r"(\d+) worker coding_agent=custom pane=(%\d+)\n", member.created.stdout)
     panes = fleet.tmux.panes()
     assert member.pane in panes
     assert set(panes) == {fleet.director_pane, member.pane}

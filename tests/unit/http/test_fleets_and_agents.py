@@ -57,15 +57,16 @@ def test_agents_shows_kinds_and_the_folded_monitor_schedule(client, fleets, alph
     assert director["name"] == "Director"
     assert director["description"] == "Root Director for this fleet"
     assert director["status"] == "active"
-    assert director["kind"] == "user"
+    assert director["kind"] == "director"
     assert director["registered_at"] == alpha.director.registered_at.isoformat(
         timespec="microseconds"
     )
     assert director["monitor"] == {"interval_seconds": 180, "last_ping_at": None, "enabled": True}
-    assert agents[alpha.administrator.agent_id]["kind"] == "builtin-administrator"
+    assert agents[alpha.administrator.agent_id]["kind"] == "administrator"
     assert agents[alpha.administrator.agent_id]["monitor"] is None
+    assert agents[worker]["kind"] == "member"
     assert agents[worker]["monitor"]["interval_seconds"] == 720
-    assert agents[watcher]["kind"] == "user"
+    assert agents[watcher]["kind"] == "monitor"
     assert agents[watcher]["monitor"] is None
 
 

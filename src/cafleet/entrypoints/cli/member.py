@@ -117,8 +117,8 @@ def show(ctx: click.Context, fleet_id: int | None, member_id: int, full: bool) -
                             "director_agent_id",
                             "-" if p.director_agent_id is None else p.director_agent_id,
                         ),
-                        ("backend", p.coding_agent.value),
-                        ("multiplexer", p.backend.value),
+                        ("coding_agent", p.coding_agent.value),
+                        ("backend", p.backend.value),
                         ("session", p.session),
                         ("window_id", p.window_id),
                         ("pane_id", p.pane_id or "-"),
@@ -190,7 +190,7 @@ def _listing_text(listing: MemberListing) -> str:
             "name",
             "status",
             "agent",
-            "backend",
+            "coding_agent",
             "session",
             "window_id",
             "pane_id",
@@ -464,16 +464,17 @@ def create(
             [
                 ("agent_id", a.agent_id),
                 ("name", a.name),
-                ("backend", p.coding_agent.value),
+                ("coding_agent", p.coding_agent.value),
                 ("pane_id", p.pane_id or "(pending)"),
                 ("window_id", p.window_id),
             ],
-            11,
+            14,
             indent="  ",
         )
     else:
         text_out = (
-            f"{a.agent_id} {a.name} backend={p.coding_agent.value} pane={p.pane_id or '(pending)'}"
+            f"{a.agent_id} {a.name} coding_agent={p.coding_agent.value}"
+            f" pane={p.pane_id or '(pending)'}"
         )
     app.emit(
         text_out,

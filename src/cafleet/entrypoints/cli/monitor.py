@@ -19,7 +19,20 @@ def monitor() -> None:
     pass
 
 
-@monitor.command("start", help="Run the monitor loop in the foreground until stopped.")
+START_HELP = """Run the monitor loop in the foreground until stopped.
+
+It stops on Ctrl-C or SIGTERM, and by itself when its fleet is deleted; there is no stop
+command. To keep it running, give it a pane of its own, or start it in the background and
+stop it with the pid that `monitor status` shows:
+
+\b
+  nohup cafleet monitor start --fleet-id 1 > monitor.log 2>&1 &
+  cafleet monitor status --fleet-id 1     # running (pid 4242, ...)
+  kill 4242
+"""
+
+
+@monitor.command("start", help=START_HELP)
 @fleet_id_option
 @click.option(
     "--tick",

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from cafleet.application.admin_views import MessageView, RosterEntry, RuntimeView
 from cafleet.application.fleets import FleetRow
-from cafleet.domain.agent import AgentStatus
+from cafleet.domain.agent import AgentKind, AgentStatus
 from cafleet.domain.agent_status import AgentStatus as AgentActivity
 from cafleet.domain.bounds import ID, MONITOR_INTERVAL
 from cafleet.domain.delivery import Delivery, DeliveryState
@@ -87,7 +87,7 @@ class AgentOut(BaseModel):
     description: str
     status: AgentStatus
     registered_at: Timestamp
-    kind: Literal["builtin-administrator", "user"]
+    kind: AgentKind = Field(description="As the CLI says it (`member show`, `member list --all`)")
     monitor: MonitorOut | None
     agent_status: AgentActivity | None = Field(
         description="What the member's coding agent is doing, as `member list` reads it;"
@@ -105,7 +105,7 @@ class AgentOut(BaseModel):
             description=a.description,
             status=a.status,
             registered_at=_iso(a.registered_at),
-            kind="builtin-administrator" if a.is_administrator else "user",
+            kind=entry.kind,
             monitor=None if entry.schedule is None else MonitorOut.of(entry.schedule),
             agent_status=None if told is None else told.status,
             agent_status_since=None if told is None else iso(told.since),
