@@ -21,7 +21,7 @@ from cafleet.domain.agent_profiles import PROFILES, AgentProfiles, ProfileOverri
 from cafleet.domain.delivery import Channel
 from cafleet.domain.errors import Invalid
 from cafleet.domain.identity import AGENT_VARIABLE, SECRET_VARIABLE, MemberCredential
-from cafleet.domain.placement import CodingAgent
+from cafleet.domain.placement import CodingAgent, Multiplexer
 
 T = TypeVar("T")
 
@@ -69,8 +69,7 @@ class Settings:
                 bounds.DEFAULT_MAX_BODY_BYTES,
                 bounds.MAX_BODY_BYTES.parse_int,
             ),
-            # validated where the caller's own pane matters (fleet create, doctor)
-            multiplexer=env.get("CAFLEET_MULTIPLEXER") or None,
+            multiplexer=_read(env, "CAFLEET_MULTIPLEXER", None, _multiplexer),
             monitor_stall_interval=_read(
                 env, "CAFLEET_MONITOR_STALL_INTERVAL", 240, bounds.STALL_INTERVAL.parse_int
             ),
@@ -117,7 +116,13 @@ def sqlite_path(url: str) -> Path | None:
         return None
     if not rest.startswith("/"):
         raise Invalid(f"unsupported database URL '{url}'; only sqlite:/// URLs are supported")
-    return Path(rest[1:].split("?", 1)[0])
+    path = rest[1:].split("?", 1)[0]
+    if path.startswith("~"):  # else `setup db` would make a directory named `~` here
+        raise Invalid(
+            f"database URL '{url}' starts its path with '~', which is not expanded inside a URL;"
+            " give an absolute path (sqlite:////abs/path.db)"
+        )
+    return Path(path)
 
 
 def _read(env: Mapping[str, str], name: str, default: T, parse: Callable[[str], T]) -> T:
@@ -128,6 +133,14 @@ def _read(env: Mapping[str, str], name: str, default: T, parse: Callable[[str], 
         return parse(raw)
     except ValueError as exc:
         raise Invalid(f"invalid value for {name}: {raw!r} ({exc})") from None
+
+
+def _multiplexer(raw: str) -> str:
+    """Checked up front, though only commands that find the caller's pane use it."""
+    names = sorted(m.value for m in Multiplexer)
+    if raw not in names:
+        raise ValueError(f"expected one of: {', '.join(names)}")
+    return raw
 
 
 def _overrides(env: Mapping[str, str], agent: CodingAgent) -> ProfileOverrides:

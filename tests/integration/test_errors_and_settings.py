@@ -162,6 +162,29 @@ def test_unsupported_database_url_is_one_line(cli):
     assert line == f"Error: unsupported database URL '{url}'; only sqlite:/// URLs are supported"
 
 
+@pytest.mark.parametrize(
+    "args", [("setup", "db"), ("fleet", "list"), ("doctor",)], ids=lambda a: " ".join(a)
+)
+def test_an_unknown_multiplexer_is_refused_up_front_naming_the_allowed_ones(
+    migrated, cli, args
+):
+    line = cli.fails(*args, env={"CAFLEET_MULTIPLEXER": "screen"})
+    assert line == (
+        "Error: invalid value for CAFLEET_MULTIPLEXER: 'screen' (expected one of: herdr, tmux)"
+    )
+
+
+@pytest.mark.parametrize("args", [("setup", "db"), ("setup",), ("fleet", "list")], ids=" ".join)
+def test_a_database_url_under_tilde_is_a_database_error_and_creates_nothing(cli, tmp_path, args):
+    url = "sqlite:///~/cafleet.db"
+    line = cli.fails(*args, cwd=tmp_path, env={"CAFLEET_DATABASE_URL": url})
+    assert line == (
+        f"Error: database URL '{url}' starts its path with '~', which is not expanded inside"
+        " a URL; give an absolute path (sqlite:////abs/path.db)"
+    )
+    assert not (tmp_path / "~").exists()
+
+
 # --------------------------------------------------------------------------- database state
 
 

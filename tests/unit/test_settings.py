@@ -402,7 +402,7 @@ def test_a_non_sqlite_url_is_rejected(url: str) -> None:
         ("sqlite:///sub/dir/rel.db", Path("sub/dir/rel.db")),
         ("sqlite+pysqlite:///rel.db", Path("rel.db")),
         ("sqlite+pysqlite:////abs/x.db", Path("/abs/x.db")),
-        ("sqlite:///~/x.db", Path("~/x.db")),
+        ("sqlite:///rel/~x.db", Path("rel/~x.db")),
     ],
 )
 def test_sqlite_url_paths(url: str, path: Path) -> None:
@@ -419,11 +419,15 @@ def test_a_relative_url_stays_relative_to_the_current_directory() -> None:
     )
 
 
-def test_tilde_is_not_expanded_in_a_user_url() -> None:
-    path = settings(CAFLEET_DATABASE_URL="sqlite:///~/x.db").require_database_path()
+@pytest.mark.parametrize("url", ["sqlite:///~/x.db", "sqlite:///~alice/x.db"])
+def test_a_url_path_starting_with_tilde_is_refused_since_it_is_not_expanded(url: str) -> None:
+    with pytest.raises(Invalid) as raised:
+        settings(CAFLEET_DATABASE_URL=url)
 
-    assert str(path) == "~/x.db"
-    assert not path.is_absolute()
+    assert raised.value.message == (
+        f"database URL '{url}' starts its path with '~', which is not expanded inside a URL;"
+        " give an absolute path (sqlite:////abs/path.db)"
+    )
 
 
 @pytest.mark.parametrize("url", ["sqlite://", "sqlite:///:memory:", "sqlite+pysqlite://"])
@@ -474,3 +478,10 @@ def test_every_number_setting_is_bounded(name: str, value: str, expected: str) -
         settings(**{name: value})
 
     assert caught.value.message == f"invalid value for {name}: {value!r} {expected}"
+
+
+@pytest.mark.parametrize("value", ["screen", "TMUX", "tmux "])
+def test_an_unknown_multiplexer_is_refused_naming_the_allowed_ones(value: str) -> None:
+    assert invalid(CAFLEET_MULTIPLEXER=value) == (
+        f"invalid value for CAFLEET_MULTIPLEXER: {value!r} (expected one of: herdr, tmux)"
+    )

@@ -387,6 +387,23 @@ def test_without_a_database_the_server_does_not_start(tmp_path: Path, served) ->
     )
 
 
+def test_a_busy_port_is_one_line_before_any_banner_and_keeps_the_running_servers_token(
+    served,
+) -> None:
+    port = served.base_url.rpartition(":")[2]
+    token_file = served.workspace.root / "run" / "cafleet" / f"webui-{port}.token"
+    before = token_file.read_text()
+
+    done = served.workspace.cli("server", "--port", port)
+
+    assert done.code == 1
+    assert done.stdout == ""
+    assert done.stderr == f"Error: port {port} is in use on 127.0.0.1; pass --port\n"
+    assert token_file.read_text() == before
+    with served.client() as client:
+        assert client.get("/api/fleets").status_code == 200
+
+
 def test_beyond_loopback_without_a_token_it_refuses_before_listening(served) -> None:
     done = served.workspace.cli("server", "--host", "0.0.0.0", "--port", "1")
 

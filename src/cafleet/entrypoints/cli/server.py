@@ -15,7 +15,7 @@ import click
 from cafleet.adapters.pane_locks import runtime_directory
 from cafleet.adapters.webui_tokens import generated_token, publish_token, withdraw_token
 from cafleet.entrypoints.cli.app import CafleetCommand, app_of, fail
-from cafleet.entrypoints.http.binding import is_loopback, usable_token
+from cafleet.entrypoints.http.binding import is_loopback, listening_socket, usable_token
 
 GRACEFUL_SHUTDOWN_SECONDS = 3  # requests still running are cut after this on a stop
 
@@ -65,6 +65,7 @@ def server(ctx: click.Context, host: str | None, port: int | None) -> None:
 
     container = build_container(settings)
     container.admin().fleets()  # fail now, not on the first request, if the schema is missing
+    listener = listening_socket(host, port)
     # Loopback is no authentication on a machine with other users: without a token of the
     # user's, one is made for this run and kept where only this user can read it.
     generated: tuple[str, Path] | None = None  # the token made here and its file
@@ -97,8 +98,9 @@ def server(ctx: click.Context, host: str | None, port: int | None) -> None:
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, _stop_requested)
     try:
-        server.run()
+        server.run(sockets=[listener])
     finally:
+        listener.close()
         if generated is not None:
             withdraw_token(generated[1], generated[0])
 

@@ -3,8 +3,12 @@ checks these before it imports the web stack."""
 
 from __future__ import annotations
 
+import errno
 import hmac
 import ipaddress
+import socket
+
+from cafleet.domain.errors import Unavailable
 
 MIN_TOKEN_LENGTH = 16
 LOOPBACK_NAMES = ("localhost",)
@@ -39,3 +43,16 @@ def host_name(host_header: str) -> str:
     if value.startswith("["):
         return value[1:].partition("]")[0]
     return value.rpartition(":")[0] if value.count(":") == 1 else value
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """The server's socket, bound before anything is printed: a busy port is one line,
+    not a banner followed by uvicorn's log (uvicorn then serves on this socket)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host.strip("[]"), port), family=family)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise Unavailable(f"port {port} is in use on {host}; pass --port") from None
+        reason = exc.strerror or str(exc)
+        raise Unavailable(f"cannot listen on {host} port {port}: {reason}") from None
