@@ -165,9 +165,7 @@ def test_unsupported_database_url_is_one_line(cli):
 @pytest.mark.parametrize(
     "args", [("setup", "db"), ("fleet", "list"), ("doctor",)], ids=lambda a: " ".join(a)
 )
-def test_an_unknown_multiplexer_is_refused_up_front_naming_the_allowed_ones(
-    migrated, cli, args
-):
+def test_an_unknown_multiplexer_is_refused_up_front_naming_the_allowed_ones(migrated, cli, args):
     line = cli.fails(*args, env={"CAFLEET_MULTIPLEXER": "screen"})
     assert line == (
         "Error: invalid value for CAFLEET_MULTIPLEXER: 'screen' (expected one of: herdr, tmux)"

@@ -1,7 +1,8 @@
 """`cafleet server`: defaults, the loopback rule, the token, and a light CLI.
 
-uvicorn's Server.run is replaced by a recorder, so the command builds the real app (on the
-fake container) and its server without listening anywhere.
+uvicorn's Server.run is replaced by a recorder and the listening socket by a stand-in, so
+the command builds the real app (on the fake container) and its server without listening
+anywhere.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 import cafleet.container
+import cafleet.entrypoints.cli.server
 
 TOKEN = "a-long-enough-token-123"
 REFUSAL = (
@@ -44,6 +46,17 @@ def token_files(runtime: Path) -> dict[str, tuple[str, int]]:
     return {p.name: (p.read_text(), p.stat().st_mode & 0o777) for p in runtime.glob("*.token")}
 
 
+class StandInSocket:
+    """What the command would listen on; it is handed to uvicorn and closed at the end."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.address = (host, port)
+        self.closed = False
+
+    def close(self) -> None:
+        self.closed = True
+
+
 @pytest.fixture
 def served(monkeypatch: pytest.MonkeyPatch, container, runtime: Path) -> list[dict[str, Any]]:
     """What each uvicorn server would have run (and the token files while it ran); the app
@@ -52,10 +65,11 @@ def served(monkeypatch: pytest.MonkeyPatch, container, runtime: Path) -> list[di
 
     calls: list[dict[str, Any]] = []
 
-    def record(server: uvicorn.Server) -> None:
+    def record(server: uvicorn.Server, sockets: list[object] | None = None) -> None:
         config = server.config
         calls.append(
             {
+                "sockets": sockets,
                 "app": config.app,
                 "host": config.host,
                 "port": config.port,
@@ -66,6 +80,7 @@ def served(monkeypatch: pytest.MonkeyPatch, container, runtime: Path) -> list[di
         )
 
     monkeypatch.setattr(uvicorn.Server, "run", record)
+    monkeypatch.setattr(cafleet.entrypoints.cli.server, "listening_socket", StandInSocket)
     monkeypatch.setattr(cafleet.container, "build_container", lambda _settings: container)
     return calls
 
@@ -76,6 +91,9 @@ def test_defaults_come_from_the_settings(run, served) -> None:
     assert result.exit_code == 0, result.output
     [call] = served
     assert (call["host"], call["port"], call["workers"]) == ("127.0.0.2", 8123, 1)
+    [listener] = call["sockets"]
+    assert listener.address == ("127.0.0.2", 8123)
+    assert listener.closed
     assert result.stdout.startswith("cafleet admin WebUI on http://127.0.0.2:8123/?token=")
     assert result.stderr == ""
 
