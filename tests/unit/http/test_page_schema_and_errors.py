@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from cafleet.domain.errors import DatabaseBusy
@@ -134,11 +136,49 @@ def test_the_schema_names_the_response_models_and_error_answers(client) -> None:
     assert headers == ["X-Fleet-Id"]
 
 
-def test_the_interactive_docs_are_served(client) -> None:
+SWAGGER_ASSETS = {
+    "/swagger/swagger-ui-bundle.js": ("javascript", b"SwaggerUIBundle"),
+    "/swagger/swagger-ui.css": ("text/css", b".swagger-ui"),
+    "/swagger/favicon-32x32.png": ("image/png", b"\x89PNG"),
+}
+
+
+def test_the_api_reference_names_only_the_packages_own_swagger_files(client) -> None:
     response = client.get("/docs")
 
     assert response.status_code == 200
-    assert "swagger" in response.text.lower()
+    assert response.headers["content-type"].startswith("text/html")
+    assert "://" not in response.text  # nothing from a CDN: the page works offline
+    named = set(re.findall(r"""(?:src|href)=["']?(/[^"' >]+)""", response.text))
+    assert named == set(SWAGGER_ASSETS)
+    assert "url: '/openapi.json'" in response.text
+
+
+@pytest.mark.parametrize("path", sorted(SWAGGER_ASSETS))
+def test_the_swagger_files_are_served_from_the_package(client, path) -> None:
+    kind, start = SWAGGER_ASSETS[path]
+
+    response = client.get(path)
+
+    assert response.status_code == 200
+    assert kind in response.headers["content-type"]
+    assert start in response.content
+
+
+@pytest.mark.parametrize("path", ["/swagger/index.html", "/swagger/..%2Fapi", "/redoc"])
+def test_only_the_reference_files_are_served_and_redoc_is_off(client, path) -> None:
+    response = client.get(path)
+
+    assert b"SwaggerUIBundle" not in response.content
+    assert "redoc" not in response.text.lower()
+
+
+def test_the_reference_needs_no_token_while_the_api_does(make_client) -> None:
+    client = make_client(token="a-token-that-is-long-enough")
+
+    assert client.get("/api/fleets").status_code == 401
+    for path in ["/docs", "/openapi.json", *SWAGGER_ASSETS]:
+        assert client.get(path).status_code == 200, path
 
 
 # --- failures -----------------------------------------------------------------------------

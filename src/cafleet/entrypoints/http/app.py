@@ -15,6 +15,7 @@ from fastapi import FastAPI
 from cafleet import __version__
 from cafleet.container import Container
 from cafleet.entrypoints.http import api, events
+from cafleet.entrypoints.http.docs import docs_router
 from cafleet.entrypoints.http.errors import install_error_handlers
 from cafleet.entrypoints.http.events import StreamLimits, StreamSlots
 from cafleet.entrypoints.http.guards import GuardPolicy, RequestGuards
@@ -42,6 +43,8 @@ def create_app(
         version=__version__,
         description="JSON API of the CAFleet admin WebUI. Every route except GET /api/fleets"
         " works in the fleet named by the X-Fleet-Id header.",
+        docs_url=None,  # served by docs_router from the package's own files
+        redoc_url=None,  # ReDoc comes only from a CDN; /docs is the reference
     )
     app.state.admin = container.admin()
     limits = stream_limits or StreamLimits()
@@ -51,6 +54,9 @@ def create_app(
     install_error_handlers(app)
     app.include_router(api.router)
     app.include_router(events.router)
+    app.include_router(
+        docs_router(bundled_build() / "swagger", title=TITLE, openapi_url=app.openapi_url or "")
+    )
     app.include_router(spa_router(webui_build or bundled_build()))
     app.add_middleware(RequestGuards, policy=GuardPolicy(token, loopback_hosts_only))
     return app
