@@ -162,9 +162,7 @@ def test_unsupported_database_url_is_one_line(cli):
     assert line == f"Error: unsupported database URL '{url}'; only sqlite:/// URLs are supported"
 
 
-@pytest.mark.parametrize(
-    "args", [("setup", "db"), ("fleet", "list"), ("doctor",)], ids=lambda a: " ".join(a)
-)
+@pytest.mark.parametrize("args", [("setup", "db"), ("fleet", "list"), ("doctor",)], ids=" ".join)
 def test_an_unknown_multiplexer_is_refused_up_front_naming_the_allowed_ones(migrated, cli, args):
     line = cli.fails(*args, env={"CAFLEET_MULTIPLEXER": "screen"})
     assert line == (
