@@ -280,6 +280,7 @@ class BrowserPage:
     page: Page
     console_errors: list[str]
     allowed: re.Pattern[str] | None = None
+    blocked: list[str] = field(default_factory=list)  # requests beyond loopback (offline)
 
     def unexpected_errors(self) -> list[str]:
         allowed = self.allowed
@@ -299,15 +300,18 @@ def open_page(
         *,
         color_scheme: str = "light",
         allow_errors: str | None = None,
+        width: int = 1360,
+        offline: bool = False,
     ) -> BrowserPage:
-        """allow_errors: a regex of console errors the test expects (e.g. a 404 it provokes)."""
+        """allow_errors: a regex of console errors the test expects (e.g. a 404 it provokes).
+        offline: every request beyond loopback is aborted and recorded in `blocked`."""
         profile = tmp_path / f"profile-{len(contexts)}"
         context = playwright_driver.chromium.launch_persistent_context(
             str(profile),
             executable_path=chromium_path(),
             headless=True,
             args=CHROMIUM_FLAGS,
-            viewport={"width": 1360, "height": 820},
+            viewport={"width": width, "height": 820},
             color_scheme=color_scheme,  # type: ignore[arg-type]
         )
         context.set_default_timeout(10_000)
@@ -319,8 +323,15 @@ def open_page(
             lambda message: errors.append(message.text) if message.type == "error" else None,
         )
         page.on("pageerror", lambda error: errors.append(str(error)))
-        page.goto(url)
         browser_page = BrowserPage(page, errors, re.compile(allow_errors) if allow_errors else None)
+        if offline:
+
+            def beyond_loopback(route: Any) -> None:
+                browser_page.blocked.append(route.request.url)
+                route.abort("internetdisconnected")
+
+            context.route(re.compile(r"^(?!https?://127\.0\.0\.1[:/])"), beyond_loopback)
+        page.goto(url)
         opened.append(browser_page)
         return browser_page
 

@@ -8,8 +8,9 @@ import {
   undeliveredReason,
   type RecipientState,
   type TimelineEntry,
+  withDaySeparators,
 } from "../lib/timeline";
-import { formatDateTime, relativeTime } from "../lib/time";
+import { formatDateTime, formatHourMinute, relativeTime } from "../lib/time";
 import { Avatar } from "./Avatar";
 import { DeliveryAttempts } from "./Deliveries";
 import { UsersIcon } from "./icons";
@@ -68,8 +69,12 @@ function Entry({ entry, now }: { entry: TimelineEntry; now: number }) {
               <Recipient key={r.task_id} r={r} />
             ))}
           </span>
-          <time class="entry-time" dateTime={entry.created_at} title={formatDateTime(entry.created_at)}>
-            {relativeTime(entry.created_at, now)}
+          <time
+            class="entry-time"
+            dateTime={entry.created_at}
+            title={`${relativeTime(entry.created_at, now)} · ${formatDateTime(entry.created_at)}`}
+          >
+            {formatHourMinute(entry.created_at)}
           </time>
         </div>
         <p class={`entry-body${canceled ? " is-canceled" : ""}`}>{entry.body}</p>
@@ -114,9 +119,15 @@ export function Timeline({ messages, scrollSignal, now }: Props) {
         )}
         {entries !== null && entries.length > 0 && (
           <ol class="entries">
-            {entries.map((entry) => (
-              <Entry key={entry.key} entry={entry} now={now} />
-            ))}
+            {withDaySeparators(entries, now).map((item) =>
+              item.kind === "day" ? (
+                <li key={item.key} class="day-separator" role="separator" aria-label={item.label}>
+                  <span>{item.label}</span>
+                </li>
+              ) : (
+                <Entry key={item.key} entry={item.entry} now={now} />
+              ),
+            )}
           </ol>
         )}
       </div>

@@ -142,6 +142,18 @@ describe("where messages are listed", () => {
     expect(text(recipient)).toContain("keysconfirmed 12:03:04");
   });
 
+  it("the timeline shows clock times, the age in their tooltip, and a separator per day", () => {
+    const yesterday = new Date(2026, 10, 28, 23, 58).toISOString();
+    const today = new Date(2026, 10, 29, 0, 7).toISOString();
+    const now = new Date(2026, 10, 29, 0, 10).getTime();
+    const list = [message({ task_id: 9, created_at: today }), message({ task_id: 8, created_at: yesterday })];
+    const html = renderToString(<Timeline messages={list} scrollSignal={0} now={now} />);
+    const marks = /class="day-separator"[^>]*><span>([^<]*)<|<time class="entry-time"[^>]*>([^<]*)</g;
+    const shown = [...html.matchAll(marks)].map((m) => (m[1] !== undefined ? `[${m[1]}]` : m[2]));
+    expect(shown).toEqual(["[Yesterday]", "23:58", "[Today]", "00:07"]);
+    expect(html).toMatch(/<time[^>]*title="3m ago · [^"]+"[^>]*>00:07<\/time>/);
+  });
+
   it("the timeline leaves a push that reached no channel to its not-delivered mark", () => {
     const refused = delivery({ channel: null, state: "skipped", error: "not-agent:bash" });
     const html = renderToString(

@@ -35,6 +35,9 @@ const SECONDS_CLOCK = new Intl.DateTimeFormat("en-GB", {
   hour12: false,
 });
 
+const HOUR_MINUTE = new Intl.DateTimeFormat("en-GB", { hour: "2-digit", minute: "2-digit", hour12: false });
+const DAY = new Intl.DateTimeFormat("en-US", { weekday: "short", year: "numeric", month: "short", day: "numeric" });
+
 const format = (f: Intl.DateTimeFormat, iso: string): string => {
   const t = Date.parse(iso);
   return Number.isNaN(t) ? iso : f.format(t);
@@ -45,3 +48,24 @@ export const formatDateTime = (iso: string): string => format(DATE_TIME, iso);
 export const formatClock = (iso: string): string => format(CLOCK, iso);
 /** 24-hour local time with seconds, e.g. `12:03:04`. */
 export const formatSeconds = (iso: string): string => format(SECONDS_CLOCK, iso);
+/** 24-hour local clock time, e.g. `09:05`. */
+export const formatHourMinute = (iso: string): string => format(HOUR_MINUTE, iso);
+
+/** The local calendar day of a time, `YYYY-MM-DD` (sortable; "" for a bad date). */
+export function localDay(iso: string | number): string {
+  const t = typeof iso === "number" ? iso : Date.parse(iso);
+  if (Number.isNaN(t)) return "";
+  const d = new Date(t);
+  const pad = (n: number): string => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
+}
+
+/** A day separator's words: `Today`, `Yesterday`, else e.g. `Sun, Nov 29, 2026`. */
+export function dayLabel(iso: string, now: number = Date.now()): string {
+  const day = localDay(iso);
+  if (day === localDay(now)) return "Today";
+  const yesterday = new Date(now);
+  yesterday.setDate(yesterday.getDate() - 1);
+  if (day === localDay(yesterday.getTime())) return "Yesterday";
+  return format(DAY, iso);
+}

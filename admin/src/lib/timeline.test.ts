@@ -1,7 +1,14 @@
 import { describe, expect, it } from "vitest";
 import type { Message } from "../api/types";
 import { delivery } from "../test/fixtures";
-import { ackTooltip, allCanceled, groupTimeline, notDelivered, undeliveredReason } from "./timeline";
+import {
+  ackTooltip,
+  allCanceled,
+  groupTimeline,
+  notDelivered,
+  undeliveredReason,
+  withDaySeparators,
+} from "./timeline";
 
 let nextId = 1;
 function msg(over: Partial<Message>): Message {
@@ -90,5 +97,37 @@ describe("entry helpers", () => {
     expect(notDelivered(delivery({ state: "pending", transport: null }))).toBe(false);
     expect(notDelivered(delivery())).toBe(false);
     expect(notDelivered(null)).toBe(false);
+  });
+});
+
+describe("withDaySeparators", () => {
+  const at = (d: number, h: number): string => new Date(2026, 10, d, h, 0).toISOString();
+  const now = new Date(2026, 10, 30, 12, 0).getTime();
+  const shape = (items: ReturnType<typeof withDaySeparators>): string[] =>
+    items.map((i) => (i.kind === "day" ? `[${i.label}]` : `#${i.entry.task_id}`));
+
+  it("puts one separator before the first message of each local day", () => {
+    const list = [
+      msg({ task_id: 40, created_at: at(30, 9) }),
+      msg({ task_id: 31, created_at: at(29, 23) }),
+      msg({ task_id: 30, created_at: at(29, 0) }),
+      msg({ task_id: 20, created_at: at(27, 8) }),
+    ];
+    expect(shape(withDaySeparators(groupTimeline(list), now))).toEqual([
+      "[Fri, Nov 27, 2026]",
+      "#20",
+      "[Yesterday]",
+      "#30",
+      "#31",
+      "[Today]",
+      "#40",
+    ]);
+  });
+
+  it("gives every item its own key and nothing for no messages", () => {
+    const list = [msg({ task_id: 51, created_at: at(30, 8) }), msg({ task_id: 50, created_at: at(29, 8) })];
+    const keys = withDaySeparators(groupTimeline(list), now).map((i) => i.key);
+    expect(new Set(keys).size).toBe(keys.length);
+    expect(withDaySeparators([], now)).toEqual([]);
   });
 });

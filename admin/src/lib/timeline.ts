@@ -1,5 +1,6 @@
 // Turns the API's newest-first message list into timeline entries (behavior spec §11.4).
 import type { Delivery, Message, TaskStatus } from "../api/types";
+import { dayLabel, localDay } from "./time";
 
 export interface RecipientState {
   task_id: number;
@@ -78,3 +79,22 @@ export const ackTooltip = (r: RecipientState): string => `@${r.name} — ${r.sta
 
 export const undeliveredReason = (delivery: Delivery | null): string =>
   delivery?.error ?? delivery?.state ?? "";
+
+export type TimelineItem =
+  | { kind: "day"; key: string; label: string }
+  | { kind: "entry"; key: string; entry: TimelineEntry };
+
+/** The entries (oldest first) with a day separator before the first entry of each local day. */
+export function withDaySeparators(entries: readonly TimelineEntry[], now: number): TimelineItem[] {
+  const items: TimelineItem[] = [];
+  let shownDay: string | null = null;
+  for (const entry of entries) {
+    const day = localDay(entry.created_at);
+    if (day !== shownDay) {
+      items.push({ kind: "day", key: `d${day}`, label: dayLabel(entry.created_at, now) });
+      shownDay = day;
+    }
+    items.push({ kind: "entry", key: entry.key, entry });
+  }
+  return items;
+}
