@@ -170,8 +170,26 @@ def test_list_leaves_out_deleted_fleets_and_counts_active_agents(run) -> None:
             "name": "kept",
             "created_at": TS,
             "agent_count": 2,
+            "deleted_at": None,
         }
     ]
+
+
+def test_list_all_adds_deleted_fleets_with_their_deletion_time(run) -> None:
+    kept = run.world.fleet("kept")
+    deleted = run.world.fleet("deleted")
+    run("fleet", "delete", "--fleet-id", str(deleted.fleet.fleet_id))
+
+    listed = json.loads(run("--json", "fleet", "list", "--all").stdout)
+    text = run("fleet", "list", "--all").stdout.splitlines()
+
+    assert [(r["fleet_id"], r["deleted_at"]) for r in listed] == [
+        (deleted.fleet.fleet_id, TS),
+        (kept.fleet.fleet_id, None),
+    ]
+    assert text[0].split() == ["FLEET_ID", "DIRECTOR", "NAME", "AGENTS", "CREATED_AT", "DELETED_AT"]
+    assert text[2].split()[2:] == ["deleted", "0", TS, TS]
+    assert text[3].split()[2:] == ["kept", "2", TS, "-"]
 
 
 # -- show -------------------------------------------------------------------------------------

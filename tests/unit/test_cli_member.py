@@ -199,13 +199,65 @@ def test_list_requires_a_fleet_id(run) -> None:
     )
 
 
-def test_list_of_a_deleted_fleet(run, made) -> None:
-    run("fleet", "delete", "--fleet-id", str(made.fleet.fleet_id))
+def test_list_of_a_deleted_fleet_is_its_record_under_the_deletion_note(run, made) -> None:
+    worker = placed(run, made, "worker", pane_id="%1")
+    run("fleet", "delete", "--fleet-id", str(made.fleet.fleet_id), "--keep-panes")
+    deleted_at = run.clock.now().isoformat(timespec="microseconds")
 
-    result = member_list(run, made)
+    text = member_list(run, made).stdout.splitlines()
+    fid = str(made.fleet.fleet_id)
+    listed = json.loads(run("--json", "member", "list", "--fleet-id", fid, "--all").stdout)
+
+    assert text[0] == f"(fleet deleted {deleted_at}; its history is read-only)"
+    assert text[1] == "1 member:"
+    assert text[4].split()[:3] == [str(worker), "worker", "deregistered"]
+    assert [(m["name"], m["status"], m["kind"]) for m in listed] == [
+        ("Director", "deregistered", "director"),
+        ("Administrator", "deregistered", "administrator"),
+        ("worker", "deregistered", "member"),
+    ]
+    assert {m["fleet_deleted_at"] for m in listed} == {deleted_at}
+
+
+def test_show_in_a_deleted_fleet_says_so(run, made) -> None:
+    worker = placed(run, made, "worker", pane_id="%1")
+    run("fleet", "delete", "--fleet-id", str(made.fleet.fleet_id), "--keep-panes")
+    deleted_at = run.clock.now().isoformat(timespec="microseconds")
+
+    text = member_show(run, made, worker).stdout
+    fid = str(made.fleet.fleet_id)
+    shown = json.loads(
+        run("--json", "member", "show", "--fleet-id", fid, "--member-id", str(worker)).stdout
+    )
+
+    note = f"(fleet deleted {deleted_at}; its history is read-only)"
+    assert text == f"{worker} worker deregistered {note}\n"
+    assert (shown["status"], shown["placement"], shown["fleet_deleted_at"]) == (
+        "deregistered",
+        None,
+        deleted_at,
+    )
+
+
+@pytest.mark.parametrize(
+    "verb",
+    [
+        ("delete",),
+        ("capture",),
+        ("exec", "ls"),
+        ("ping",),
+        ("nudge", "--agent-id", "1", "--text", "hi"),
+    ],
+)
+def test_pane_verbs_in_a_deleted_fleet_are_refused_as_read_only(run, made, verb) -> None:
+    worker = placed(run, made, "worker", pane_id="%1")
+    fid = str(made.fleet.fleet_id)
+    run("fleet", "delete", "--fleet-id", fid, "--keep-panes")
+
+    result = run("member", verb[0], "--fleet-id", fid, "--member-id", str(worker), *verb[1:])
 
     assert result.exit_code == 1
-    assert result.stderr == f"Error: fleet {made.fleet.fleet_id} not found.\n"
+    assert result.stderr == f"Error: fleet {fid} is deleted; its history is read-only\n"
 
 
 # -- show -------------------------------------------------------------------------------------

@@ -259,13 +259,13 @@ def test_an_acting_agent_outside_the_fleet_is_refused(run, team: Team) -> None:
     assert result.stderr == f"Error: agent 999 is not a member of fleet {team.fid}.\n"
 
 
-def test_message_commands_in_a_deleted_fleet_report_it_missing(run, team: Team) -> None:
+def test_poll_in_a_deleted_fleet_is_refused_as_read_only(run, team: Team) -> None:
     run("fleet", "delete", "--fleet-id", team.fid)
 
     result = run(*team.args("poll", team.director))
 
     assert result.exit_code == 1
-    assert result.stderr == f"Error: fleet {team.fid} not found.\n"
+    assert result.stderr == f"Error: fleet {team.fid} is deleted; its history is read-only\n"
 
 
 def test_errors_stay_plain_text_with_json(run, team: Team) -> None:
@@ -542,6 +542,60 @@ def test_show_json_full_adds_the_deliveries(run, team: Team) -> None:
             "error": None,
         }
     ]
+
+
+def test_show_in_a_deleted_fleet_reads_the_message_and_says_the_fleet_is_deleted(
+    run, team: Team
+) -> None:
+    send(run, team, "last words")
+    task = only_message(run).task_id
+    run("fleet", "delete", "--fleet-id", team.fid)
+
+    text = run(*team.args("show", team.worker, "--task-id", str(task))).stdout
+    shown = json.loads(
+        run("--json", *team.args("show", team.worker, "--task-id", str(task), "--full")).stdout
+    )
+
+    assert text == (
+        f"[{task} | from:{team.director} | {TS}]\nlast words\n"
+        f"(fleet deleted {TS}; its history is read-only)\n"
+    )
+    assert (shown["task_id"], shown["fleet_deleted_at"]) == (task, TS)
+    assert [d["state"] for d in shown["deliveries"]] == ["sent"]
+
+
+def test_show_in_a_live_fleet_has_no_deletion_field(run, team: Team) -> None:
+    send(run, team, "look")
+    task = only_message(run).task_id
+
+    shown = json.loads(
+        run("--json", *team.args("show", team.worker, "--task-id", str(task))).stdout
+    )
+
+    assert "fleet_deleted_at" not in shown
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("send", "--to", "{director}", "--text", "hi"),
+        ("broadcast", "--text", "hi"),
+        ("ack", "--task-id", "{task}"),
+        ("cancel", "--task-id", "{task}"),
+    ],
+)
+def test_writes_in_a_deleted_fleet_are_refused_and_store_nothing(run, team: Team, args) -> None:
+    send(run, team, "before")
+    task = only_message(run)
+    run("fleet", "delete", "--fleet-id", team.fid)
+    actor = team.director if args[0] in ("send", "broadcast", "cancel") else team.worker
+    filled = [a.format(director=team.director, task=task.task_id) for a in args]
+
+    result = run(*team.args(filled[0], actor, *filled[1:]))
+
+    assert result.exit_code == 1
+    assert result.stderr == f"Error: fleet {team.fid} is deleted; its history is read-only\n"
+    assert run.world.all_messages() == [task]
 
 
 def test_show_of_a_summary_displays_it(run, team: Team) -> None:

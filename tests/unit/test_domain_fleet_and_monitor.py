@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from cafleet.domain.agent import Agent, CardKind
-from cafleet.domain.errors import ErrorKind, Invalid, NotFound, UsageProblem
+from cafleet.domain.errors import CafleetError, ErrorKind, Invalid, UsageProblem
 from cafleet.domain.fleet import Fleet
 from cafleet.domain.monitor import (
     DIRECTOR_INTERVAL_SECONDS,
@@ -26,14 +26,14 @@ def test_a_live_fleet_passes_require_live() -> None:
     assert fleet.require_live() is fleet
 
 
-def test_a_deleted_fleet_is_not_found_for_live_use() -> None:
+def test_a_deleted_fleet_is_read_only() -> None:
     fleet = Fleet(3, "alpha", T0).deleted(T1)
 
-    with pytest.raises(NotFound) as raised:
+    with pytest.raises(CafleetError) as raised:
         fleet.require_live()
 
-    assert raised.value.message == "fleet 3 not found."
-    assert raised.value.kind is ErrorKind.NOT_FOUND
+    assert raised.value.message == "fleet 3 is deleted; its history is read-only"
+    assert raised.value.kind is ErrorKind.CONFLICT
 
 
 def test_deleting_twice_keeps_the_first_deletion_time() -> None:

@@ -73,13 +73,62 @@ def test_show_of_an_agent_outside_reach_is_one_not_found(
     assert raised.value.message == f"Agent {target} not found"
 
 
-def test_list_of_an_unknown_or_deleted_fleet(members: MemberService, fleets, made) -> None:
-    fleets.delete(made.fleet.fleet_id)
+def test_list_of_an_unknown_fleet(members: MemberService) -> None:
+    with pytest.raises(NotFound) as raised:
+        members.list(404, ListMode.MEMBERS)
+    assert raised.value.message == "fleet 404 not found."
 
-    for fleet_id in (made.fleet.fleet_id, 404):
-        with pytest.raises(NotFound) as raised:
-            members.list(fleet_id, ListMode.MEMBERS)
-        assert raised.value.message == f"fleet {fleet_id} not found."
+
+def test_a_deleted_fleet_lists_every_agent_it_had_as_deregistered(
+    members: MemberService, fleets, world, made, clock
+) -> None:
+    worker = world.member(made, "worker", pane_id="%1")
+    watcher = world.member(made, "watch", pane_id="%2", card_kind=CardKind.MONITORING_MEMBER)
+    left = world.member(made, "left-early", pane_id="%3")
+    world.deregister(left)
+    clock.advance(60)
+    fleets.delete(made.fleet.fleet_id, keep_panes=True)
+
+    everyone = members.list(made.fleet.fleet_id, ListMode.ALL)
+    only_members = members.list(made.fleet.fleet_id, ListMode.MEMBERS)
+
+    director, admin = made.director.agent_id, made.administrator.agent_id
+    assert [(v.agent.agent_id, v.kind) for v in everyone.members] == [
+        (director, AgentKind.DIRECTOR),
+        (admin, AgentKind.ADMINISTRATOR),
+        (worker, AgentKind.MEMBER),
+        (watcher, AgentKind.MONITOR),
+        (left, AgentKind.MEMBER),
+    ]
+    assert {v.agent.status.value for v in everyone.members} == {"deregistered"}
+    assert everyone.fleet_deleted_at == clock.now()
+    assert [v.agent.agent_id for v in only_members.members] == [worker, watcher, left]
+    assert {v.fleet_deleted_at for v in only_members.members} == {clock.now()}
+
+
+def test_show_in_a_deleted_fleet_reads_the_deregistered_agent(
+    members: MemberService, fleets, world, made, clock
+) -> None:
+    worker = world.member(made, "worker", pane_id="%1")
+    fleets.delete(made.fleet.fleet_id, keep_panes=True)
+
+    view = members.show(made.fleet.fleet_id, worker)
+
+    assert (view.agent.name, view.agent.status.value) == ("worker", "deregistered")
+    assert view.placement is None
+    assert view.fleet_deleted_at == clock.now()
+    with pytest.raises(NotFound) as raised:
+        members.show(made.fleet.fleet_id, 999)
+    assert raised.value.message == "Agent 999 not found"
+
+
+def test_a_live_fleet_still_hides_deregistered_agents(members: MemberService, world, made) -> None:
+    worker = world.member(made, "worker", pane_id="%1")
+    world.deregister(worker)
+
+    assert members.list(made.fleet.fleet_id, ListMode.ALL).fleet_deleted_at is None
+    with pytest.raises(NotFound):
+        members.show(made.fleet.fleet_id, worker)
 
 
 def test_default_list_shows_only_placed_members_of_the_director_in_id_order(

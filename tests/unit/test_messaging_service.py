@@ -274,9 +274,9 @@ def test_an_acting_agent_outside_the_fleet_is_not_a_member(
     assert world.get_message(task).state is MessageState.INPUT_REQUIRED
 
 
-@pytest.mark.parametrize("operation", ["send", "broadcast", "poll", "ack", "cancel", "show"])
-def test_message_commands_in_a_deleted_fleet_report_the_fleet_not_found(
-    messaging: MessagingService, team: Team, fleets, operation: str
+@pytest.mark.parametrize("operation", ["send", "broadcast", "poll", "ack", "cancel", "nudge"])
+def test_message_writes_and_poll_in_a_deleted_fleet_are_refused_as_read_only(
+    messaging: MessagingService, team: Team, fleets, world, operation: str
 ) -> None:
     task = messaging.send(team.fleet_id, team.director, team.worker, "x").message.task_id
     fleets.delete(team.fleet_id)
@@ -287,13 +287,48 @@ def test_message_commands_in_a_deleted_fleet_report_the_fleet_not_found(
         "poll": lambda: messaging.poll(fid, actor),
         "ack": lambda: messaging.ack(fid, team.worker, task),
         "cancel": lambda: messaging.cancel(fid, actor, task),
-        "show": lambda: messaging.show(fid, actor, task),
+        "nudge": lambda: messaging.nudge(fid, actor, team.worker, "hi"),
     }
 
     error = error_of(calls[operation])
 
-    assert isinstance(error, NotFound)
-    assert error.message == f"fleet {fid} not found."
+    assert error.kind is ErrorKind.CONFLICT
+    assert error.message == f"fleet {fid} is deleted; its history is read-only"
+    assert world.get_message(task).state is MessageState.INPUT_REQUIRED
+    assert len(world.all_messages()) == 1
+
+
+@pytest.mark.parametrize("reader", ["director", "worker"])
+def test_show_reads_a_deleted_fleets_message_as_any_agent_it_had(
+    messaging: MessagingService, team: Team, fleets, clock, reader: str
+) -> None:
+    task = messaging.send(team.fleet_id, team.director, team.worker, "kept").message.task_id
+    clock.advance(5)
+    fleets.delete(team.fleet_id)
+    actor = team.director if reader == "director" else team.worker
+
+    detail = messaging.show(team.fleet_id, actor, task)
+
+    assert detail.message.text == "kept"
+    assert detail.fleet_deleted_at == clock.now()
+    assert [d.recipient_agent_id for d in detail.deliveries] == [team.worker]
+
+
+def test_show_in_a_deleted_fleet_still_refuses_a_stranger(
+    messaging: MessagingService, team: Team, fleets
+) -> None:
+    task = messaging.send(team.fleet_id, team.director, team.worker, "kept").message.task_id
+    fleets.delete(team.fleet_id)
+
+    error = error_of(messaging.show, team.fleet_id, 999, task)
+
+    assert error.message == f"agent 999 is not a member of fleet {team.fleet_id}."
+
+
+def test_show_of_a_live_fleet_has_no_deletion_time(messaging: MessagingService, team: Team) -> None:
+    task = messaging.send(team.fleet_id, team.director, team.worker, "x").message.task_id
+
+    assert messaging.show(team.fleet_id, team.worker, task).fleet_deleted_at is None
 
 
 def test_an_unknown_fleet_is_not_found(messaging: MessagingService) -> None:

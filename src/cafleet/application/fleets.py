@@ -130,9 +130,11 @@ class FleetService:
             uow.commit()
         return FleetCreated(fleet, director, placement, admin)
 
-    def list(self) -> list[FleetRow]:
+    def list(self, *, include_deleted: bool = False) -> list[FleetRow]:
+        """Live fleets, newest first; with include_deleted the deleted ones too (each row's
+        fleet says when it was deleted)."""
         with self._uow() as uow:
-            fleets = uow.fleets.list_live()
+            fleets = uow.fleets.list_all() if include_deleted else uow.fleets.list_live()
             counts = uow.agents.count_active(f.fleet_id for f in fleets)
         return [FleetRow(f, counts.get(f.fleet_id, 0)) for f in fleets]
 

@@ -6,9 +6,15 @@ before, and is recorded unverified; a member pane acts only as itself, proven by
 
 from __future__ import annotations
 
-from cafleet.application.lookups import acting_agent
+from cafleet.application.lookups import (
+    acting_agent,
+    agent_of_fleet,
+    existing_fleet,
+    not_a_member,
+)
 from cafleet.application.ports import UnitOfWork
 from cafleet.domain.agent import Agent
+from cafleet.domain.fleet import Fleet
 from cafleet.domain.identity import MemberCredential
 
 
@@ -21,6 +27,22 @@ def verified_actor(
         caller.refuse_other(agent_id)
     _, agent = acting_agent(uow, fleet_id, agent_id)
     return agent, caller is not None and _matches(uow, agent_id, caller)
+
+
+def history_reader(
+    uow: UnitOfWork, fleet_id: int, agent_id: int, caller: MemberCredential | None
+) -> Fleet:
+    """The fleet whose messages the agent reads. A live fleet asks for the verified active
+    actor; a deleted one for any agent it had, since all of them were deregistered and
+    their secrets' digests went with the placements."""
+    fleet = existing_fleet(uow, fleet_id)
+    if not fleet.is_deleted:
+        verified_actor(uow, fleet_id, agent_id, caller)
+        return fleet
+    if caller is not None:
+        caller.refuse_other(agent_id)
+    agent_of_fleet(uow, fleet_id, agent_id, not_a_member(agent_id, fleet_id))
+    return fleet
 
 
 def proven(uow: UnitOfWork, agent_id: int, caller: MemberCredential | None) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 
-from cafleet.application.lookups import active_agent
+from cafleet.application.lookups import active_agent, refuse_deleted_fleet
 from cafleet.application.ports import Clock, PaneDrivers, PushTarget, UnitOfWorkFactory
 from cafleet.application.teardown import Closing, PaneClosing, PaneTeardown
 from cafleet.domain.errors import CafleetError, NotFound, Unavailable
@@ -47,6 +47,7 @@ class MemberRemoval:
         timeout: float = DEFAULT_EXIT_TIMEOUT_SECONDS,
     ) -> MemberDeleted:
         with self._uow() as uow:
+            refuse_deleted_fleet(uow, fleet_id)
             agent = active_agent(uow, fleet_id, member_id, f"Agent {member_id} not found")
             fleet = uow.fleets.get(fleet_id)
             if fleet is None:

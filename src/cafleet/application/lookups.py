@@ -14,16 +14,38 @@ from cafleet.domain.fleet import Fleet
 from cafleet.domain.message import Message
 
 
-def live_fleet(uow: UnitOfWork, fleet_id: int) -> Fleet:
+def existing_fleet(uow: UnitOfWork, fleet_id: int) -> Fleet:
+    """The fleet, deleted or not (reads of its history)."""
     fleet = uow.fleets.get(fleet_id)
     if fleet is None:
         raise NotFound(f"fleet {fleet_id} not found.")
-    return fleet.require_live()
+    return fleet
+
+
+def live_fleet(uow: UnitOfWork, fleet_id: int) -> Fleet:
+    """A fleet that may be written to: a deleted one is refused as read-only."""
+    return existing_fleet(uow, fleet_id).require_live()
+
+
+def refuse_deleted_fleet(uow: UnitOfWork, fleet_id: int) -> None:
+    """Before a target lookup: a deleted fleet is read-only (an unknown one is left to the
+    lookup, whose words do not tell an unknown fleet from an unknown agent)."""
+    fleet = uow.fleets.get(fleet_id)
+    if fleet is not None:
+        fleet.require_live()
+
+
+def agent_of_fleet(uow: UnitOfWork, fleet_id: int, agent_id: int, not_found: str) -> Agent:
+    """Any agent the fleet ever had, deregistered ones included (a deleted fleet's history)."""
+    agent = uow.agents.get(agent_id)
+    if agent is None or agent.fleet_id != fleet_id:
+        raise NotFound(not_found)
+    return agent
 
 
 def active_agent(uow: UnitOfWork, fleet_id: int, agent_id: int, not_found: str) -> Agent:
-    agent = uow.agents.get(agent_id)
-    if agent is None or agent.fleet_id != fleet_id or not agent.is_active:
+    agent = agent_of_fleet(uow, fleet_id, agent_id, not_found)
+    if not agent.is_active:
         raise NotFound(not_found)
     return agent
 
@@ -31,9 +53,7 @@ def active_agent(uow: UnitOfWork, fleet_id: int, agent_id: int, not_found: str) 
 def acting_agent(uow: UnitOfWork, fleet_id: int, agent_id: int) -> tuple[Fleet, Agent]:
     """The live fleet and the active agent on whose behalf a message command runs."""
     fleet = live_fleet(uow, fleet_id)
-    agent = active_agent(
-        uow, fleet_id, agent_id, f"agent {agent_id} is not a member of fleet {fleet_id}."
-    )
+    agent = active_agent(uow, fleet_id, agent_id, not_a_member(agent_id, fleet_id))
     return fleet, agent
 
 
@@ -43,6 +63,10 @@ def message_in_fleet(uow: UnitOfWork, fleet_id: int, task_id: int) -> Message:
     if message is None or owner is None or owner.fleet_id != fleet_id:
         raise NotFound(f"Task {task_id} not found")
     return message
+
+
+def not_a_member(agent_id: int, fleet_id: int) -> str:
+    return f"agent {agent_id} is not a member of fleet {fleet_id}."
 
 
 def no_placement_row(agent_id: int) -> str:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from cafleet.application.keystrokes import Keystrokes, KeystrokeSender
-from cafleet.application.lookups import active_agent
+from cafleet.application.lookups import active_agent, refuse_deleted_fleet
 from cafleet.application.ports import Clock, PaneDrivers, PushTarget, UnitOfWork, UnitOfWorkFactory
 from cafleet.domain.agent import Agent
 from cafleet.domain.delivery import DeliveryState, PushOutcome, describe_skip
@@ -40,7 +40,8 @@ class Capture:
 
 def placed_agent(uow: UnitOfWork, fleet_id: int, agent_id: int, verb: str) -> PlacedAgent:
     """An active agent of the fleet with a recorded pane, or the spec's error for what is
-    missing (no agent, no placement row, pending pane)."""
+    missing (no agent, no placement row, pending pane); a deleted fleet is refused first."""
+    refuse_deleted_fleet(uow, fleet_id)
     agent = active_agent(uow, fleet_id, agent_id, f"Agent {agent_id} not found")
     placement = uow.placements.get(agent_id)
     if placement is None:

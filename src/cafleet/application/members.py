@@ -8,7 +8,7 @@ from datetime import datetime
 from enum import Enum
 
 from cafleet.application.agent_status import AgentStatusReader
-from cafleet.application.lookups import active_agent, live_fleet
+from cafleet.application.lookups import active_agent, agent_of_fleet, existing_fleet
 from cafleet.application.ports import Activity, Clock, PaneDrivers, UnitOfWorkFactory
 from cafleet.domain.agent import Agent, AgentKind
 from cafleet.domain.agent_status import StatusReport
@@ -31,6 +31,7 @@ class MemberView:
     activity: Activity | None = None
     pane: PaneState | None = None  # None: no pane, or its multiplexer did not answer
     agent_status: StatusReport | None = None  # None: not a member with a pane
+    fleet_deleted_at: datetime | None = None  # set: a deleted fleet's record, read-only
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,7 @@ class MemberListing:
     mode: ListMode
     members: list[MemberView]
     now: datetime
+    fleet_deleted_at: datetime | None = None
 
 
 class MemberService:
@@ -54,29 +56,39 @@ class MemberService:
         self._statuses = statuses
 
     def show(self, fleet_id: int, member_id: int) -> MemberView:
+        """An active agent of a live fleet; in a deleted fleet, any agent it had."""
+        not_found = f"Agent {member_id} not found"
         with self._uow() as uow:
-            agent = active_agent(uow, fleet_id, member_id, f"Agent {member_id} not found")
-            fleet = live_fleet(uow, fleet_id)
+            fleet = existing_fleet(uow, fleet_id)
+            if fleet.is_deleted:
+                agent = agent_of_fleet(uow, fleet_id, member_id, not_found)
+                return MemberView(agent, agent.kind(fleet), None, fleet_deleted_at=fleet.deleted_at)
+            agent = active_agent(uow, fleet_id, member_id, not_found)
             view = MemberView(agent, agent.kind(fleet), uow.placements.get(member_id))
         return self.with_panes([view])[0]
 
     def list(self, fleet_id: int, mode: ListMode) -> MemberListing:
+        """A live fleet's active agents; a deleted fleet's record of every agent it had
+        (their placements went with the fleet, so members are told by their kind)."""
         with self._uow() as uow:
-            fleet = live_fleet(uow, fleet_id)
-            agents = uow.agents.in_fleet(fleet_id)
+            fleet = existing_fleet(uow, fleet_id)
+            deleted = fleet.is_deleted
+            agents = uow.agents.in_fleet(fleet_id, active_only=not deleted)
             placements = uow.placements.for_agents(a.agent_id for a in agents)
-            views = [MemberView(a, a.kind(fleet), placements.get(a.agent_id)) for a in agents]
+            views = [
+                MemberView(
+                    a, a.kind(fleet), placements.get(a.agent_id), fleet_deleted_at=fleet.deleted_at
+                )
+                for a in agents
+            ]
             if mode is not ListMode.ALL:
-                views = [v for v in views if v.placement is not None and v.placement.is_member]
+                views = [v for v in views if _is_member(v, deleted)]
             if mode is ListMode.ACTIVITY:
                 activity = uow.messages.activity([v.agent.agent_id for v in views])
                 views = [
-                    MemberView(
-                        v.agent, v.kind, v.placement, activity.get(v.agent.agent_id, Activity())
-                    )
-                    for v in views
+                    replace(v, activity=activity.get(v.agent.agent_id, Activity())) for v in views
                 ]
-        return MemberListing(mode, [*self.with_panes(views)], self._clock.now())
+        return MemberListing(mode, [*self.with_panes(views)], self._clock.now(), fleet.deleted_at)
 
     def with_panes(self, views: Sequence[MemberView]) -> Sequence[MemberView]:
         """Each member's pane as its multiplexer sees it now (one listing per server) and
@@ -101,3 +113,9 @@ class MemberService:
             told = None if self._statuses is None else self._statuses.report(placement, state)
             marked.append(replace(view, pane=state, agent_status=told))
         return marked
+
+
+def _is_member(view: MemberView, fleet_deleted: bool) -> bool:
+    if fleet_deleted:
+        return view.kind in (AgentKind.MEMBER, AgentKind.MONITOR)
+    return view.placement is not None and view.placement.is_member

@@ -14,11 +14,12 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from cafleet.application.delivery_queue import QUEUE_WAIT_SECONDS, DeliveryQueue
-from cafleet.application.identity import verified_actor
+from cafleet.application.identity import history_reader, verified_actor
 from cafleet.application.lookups import (
     active_agent,
     message_in_fleet,
     no_placement_row,
+    refuse_deleted_fleet,
 )
 from cafleet.application.ports import (
     Clock,
@@ -71,6 +72,7 @@ class BroadcastResult:
 class MessageDetail:
     message: Message
     deliveries: tuple[Delivery, ...]
+    fleet_deleted_at: datetime | None = None  # set: the fleet's history is read-only
 
 
 @dataclass(frozen=True)
@@ -152,6 +154,7 @@ class MessagingService:
     ) -> NudgeResult:
         """An ordinary message to a placed agent; the target is resolved before the sender."""
         with self._uow() as uow:
+            refuse_deleted_fleet(uow, fleet_id)
             target = active_agent(uow, fleet_id, member_id, f"Agent {member_id} not found")
             placement = uow.placements.get(member_id)
             if placement is None:
@@ -231,10 +234,12 @@ class MessagingService:
     def show(
         self, fleet_id: int, agent_id: int, task_id: int, caller: MemberCredential | None = None
     ) -> MessageDetail:
+        """Any message of the fleet; a deleted fleet's stay readable."""
         with self._uow() as uow:
-            verified_actor(uow, fleet_id, agent_id, caller)
+            fleet = history_reader(uow, fleet_id, agent_id, caller)
             message = message_in_fleet(uow, fleet_id, task_id)
-            return MessageDetail(message, tuple(uow.deliveries.for_task(task_id)))
+            deliveries = tuple(uow.deliveries.for_task(task_id))
+        return MessageDetail(message, deliveries, fleet.deleted_at)
 
     def confirm(self, recipient_agent_id: int, task_ids: Sequence[int], at: datetime) -> int:
         """The recipient's agent says it took these messages in (its own hook saw the

@@ -18,7 +18,7 @@ from enum import StrEnum
 
 from cafleet.application.agent_status import AgentStatusReader
 from cafleet.application.keystrokes import Keystrokes, KeystrokeSender
-from cafleet.application.lookups import active_agent
+from cafleet.application.lookups import active_agent, refuse_deleted_fleet
 from cafleet.application.ports import (
     AgentStateFeeds,
     AgentStates,
@@ -72,6 +72,7 @@ class MonitorStatus:
     running: bool
     rows: tuple[StatusRow, ...]
     now: datetime
+    fleet_deleted_at: datetime | None = None  # set: no loop, no schedules; read-only
 
 
 @dataclass(frozen=True)
@@ -335,8 +336,9 @@ class MonitorService:
     # --- status and config --------------------------------------------------------------
 
     def status(self, fleet_id: int) -> MonitorStatus:
+        """A deleted fleet reports a stopped monitor with no schedules (they went with it)."""
         with self._uow() as uow:
-            fleet = _live(uow, fleet_id)
+            fleet = _existing(uow, fleet_id)
             view = self._view(uow, fleet)
             runtime = uow.monitor.runtime(fleet_id)
             pending = uow.messages.pending_counts([t.agent.agent_id for t in view.targets])
@@ -348,7 +350,7 @@ class MonitorService:
             StatusRow(t.agent, t.role, t.schedule, pending.get(t.agent.agent_id, 0))
             for t in view.targets
         )
-        return MonitorStatus(runtime, running, rows, now)
+        return MonitorStatus(runtime, running, rows, now, fleet.deleted_at)
 
     def config(
         self,
@@ -358,7 +360,10 @@ class MonitorService:
         enabled: bool | None = None,
     ) -> MonitorSchedule:
         not_enrolled = f"agent {agent_id} is not enrolled in monitoring for fleet {fleet_id}."
-        with self._uow(write=interval_seconds is not None or enabled is not None) as uow:
+        writes = interval_seconds is not None or enabled is not None
+        with self._uow(write=writes) as uow:
+            if writes:
+                refuse_deleted_fleet(uow, fleet_id)
             active_agent(uow, fleet_id, agent_id, not_enrolled)
             schedule = uow.monitor.get(agent_id)
             if schedule is None:
@@ -371,11 +376,15 @@ class MonitorService:
         return schedule
 
 
-def _live(uow: UnitOfWork, fleet_id: int) -> Fleet:
+def _existing(uow: UnitOfWork, fleet_id: int) -> Fleet:
     fleet = uow.fleets.get(fleet_id)
-    if fleet is None or fleet.is_deleted:
+    if fleet is None:
         raise _fleet_not_found(fleet_id)
     return fleet
+
+
+def _live(uow: UnitOfWork, fleet_id: int) -> Fleet:
+    return _existing(uow, fleet_id).require_live()
 
 
 def _pane_info(placement: Placement, panes: Sweep) -> PaneInfo | None:

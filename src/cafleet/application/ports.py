@@ -35,6 +35,10 @@ class FleetRepository(Protocol):
         """Fleets not deleted, newest first (ties: higher id first)."""
         ...
 
+    def list_all(self) -> list[Fleet]:
+        """Every fleet, deleted ones included, in the same order."""
+        ...
+
 
 class AgentRepository(Protocol):
     def add(self, agent: Agent) -> int: ...

@@ -350,9 +350,7 @@ def _live_fleet_for_spawn(uow: UnitOfWork, fleet_id: int) -> Fleet:
     fleet = uow.fleets.get(fleet_id)
     if fleet is None:
         raise UsageProblem(f"Fleet '{fleet_id}' not found.")
-    if fleet.is_deleted:
-        raise Invalid(f"fleet {fleet_id} is deleted")
-    return fleet
+    return fleet.require_live()
 
 
 def _director_placement(

@@ -9,7 +9,12 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from cafleet.domain.agent import Agent
 
-from cafleet.domain.errors import Invalid, NotFound, UsageProblem
+from cafleet.domain.errors import Conflict, Invalid, UsageProblem
+
+
+def read_only(fleet_id: int) -> str:
+    """The one refusal of every write to a deleted fleet (CLI and HTTP alike)."""
+    return f"fleet {fleet_id} is deleted; its history is read-only"
 
 
 @dataclass(frozen=True)
@@ -25,9 +30,10 @@ class Fleet:
         return self.deleted_at is not None
 
     def require_live(self) -> Fleet:
-        """Messaging and member commands only work in a fleet that was not deleted."""
+        """Writes (and the pane verbs) need a fleet that was not deleted; reads of a deleted
+        fleet's history go on working."""
         if self.is_deleted:
-            raise NotFound(f"fleet {self.fleet_id} not found.")
+            raise Conflict(read_only(self.fleet_id))
         return self
 
     def with_director(self, director_agent_id: int) -> Fleet:

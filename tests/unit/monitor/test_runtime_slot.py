@@ -110,13 +110,13 @@ def test_claiming_for_an_unknown_fleet_fails(fleet: Any) -> None:
     assert missing.value.message == "fleet 999 not found"
 
 
-def test_claiming_for_a_deleted_fleet_fails(fleet: Any) -> None:
+def test_claiming_for_a_deleted_fleet_is_refused_as_read_only(fleet: Any) -> None:
     fleet.fleets().delete(fleet.fleet_id, keep_panes=True)
 
-    with pytest.raises(NotFound) as missing:
+    with pytest.raises(Conflict) as refused:
         fleet.service().claim(fleet.fleet_id, 5)
 
-    assert missing.value.message == f"fleet {fleet.fleet_id} not found"
+    assert refused.value.message == f"fleet {fleet.fleet_id} is deleted; its history is read-only"
 
 
 # --------------------------------------------------------------------------- release

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from cafleet.domain.errors import NotFound
+from cafleet.domain.errors import Conflict, NotFound
 from cafleet.domain.message import MessageState, broadcast_summary
 from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule
 
@@ -78,13 +78,25 @@ def test_status_of_an_unknown_fleet_fails(fleet: Any) -> None:
     assert missing.value.message == "fleet 404 not found"
 
 
-def test_status_of_a_deleted_fleet_fails(fleet: Any) -> None:
+def test_status_of_a_deleted_fleet_is_stopped_with_no_schedules(fleet: Any) -> None:
+    service = fleet.service()
+    service.claim(fleet.fleet_id, 5)
     fleet.fleets().delete(fleet.fleet_id, keep_panes=True)
 
-    with pytest.raises(NotFound) as missing:
-        fleet.service().status(fleet.fleet_id)
+    status = service.status(fleet.fleet_id)
 
-    assert missing.value.message == f"fleet {fleet.fleet_id} not found"
+    assert (status.running, status.runtime, status.rows) == (False, None, ())
+    assert status.fleet_deleted_at == fleet.clock.now()
+
+
+def test_config_changes_in_a_deleted_fleet_are_refused_as_read_only(fleet: Any) -> None:
+    director = fleet.director_id
+    fleet.fleets().delete(fleet.fleet_id, keep_panes=True)
+
+    with pytest.raises(Conflict) as refused:
+        fleet.service().config(fleet.fleet_id, director, interval_seconds=60)
+
+    assert refused.value.message == f"fleet {fleet.fleet_id} is deleted; its history is read-only"
 
 
 # --------------------------------------------------------------------------- running flag

@@ -153,3 +153,20 @@ def test_config_text_shows_disabled_and_the_raw_ping_timestamp(fleet: Any) -> No
         f"agent {member}: interval 30s, disabled, last_ping {iso(fleet, 0)}"
     )
     assert _config_json(edited)["last_ping_at"] == iso(fleet, 0)
+
+
+def test_a_deleted_fleets_status_says_so_in_text_and_json(fleet: Any) -> None:
+    fleet.fleets().delete(fleet.fleet_id, keep_panes=True)
+    status = fleet.service().status(fleet.fleet_id)
+    deleted_at = iso(fleet, 0)
+
+    assert _status_text(status) == (
+        f"monitor: stopped (fleet deleted {deleted_at}; its history is read-only)"
+    )
+    payload = _status_json(status)
+    assert (payload["runtime"]["running"], payload["agents"]) == (False, [])
+    assert payload["fleet_deleted_at"] == deleted_at
+
+
+def test_a_live_fleets_status_json_has_no_deletion_field(fleet: Any) -> None:
+    assert "fleet_deleted_at" not in _status_json(fleet.service().status(fleet.fleet_id))

@@ -18,7 +18,7 @@ from cafleet.application.spawning import MemberCreated, MemberRequest, MemberSpa
 from cafleet.domain.agent import AgentStatus, CardKind
 from cafleet.domain.agent_profiles import SPAWN_FILE, ReadyRule, SpawnFacts
 from cafleet.domain.coding_agents import MAX_PROMPT_BYTES
-from cafleet.domain.errors import CafleetError, Invalid, Unavailable, UsageProblem
+from cafleet.domain.errors import CafleetError, Conflict, Invalid, Unavailable, UsageProblem
 from cafleet.domain.placement import CodingAgent, Multiplexer
 
 from .builders import (
@@ -963,7 +963,8 @@ VALIDATION_ERRORS = [
         _no_change, {"fleet_id": 9}, UsageProblem, "Fleet '9' not found.", id="missing-fleet",
     ),
     pytest.param(
-        _fleet_deleted, {}, Invalid, "fleet 1 is deleted", id="deleted-fleet",
+        _fleet_deleted, {}, Conflict, "fleet 1 is deleted; its history is read-only",
+        id="deleted-fleet",
     ),
     pytest.param(
         _no_change, {"monitor": True, "director_id": 99}, Invalid,

@@ -62,8 +62,11 @@ class MemoryFleets:
         self._t.fleets[fleet.fleet_id] = fleet
 
     def list_live(self) -> list[Fleet]:
-        live = [f for f in self._t.fleets.values() if not f.is_deleted]
-        return sorted(live, key=lambda f: (f.created_at, f.fleet_id), reverse=True)
+        return [f for f in self.list_all() if not f.is_deleted]
+
+    def list_all(self) -> list[Fleet]:
+        every = self._t.fleets.values()
+        return sorted(every, key=lambda f: (f.created_at, f.fleet_id), reverse=True)
 
 
 class MemoryAgents:

@@ -10,6 +10,7 @@ from sqlalchemy import (
     ColumnElement,
     Connection,
     CursorResult,
+    Select,
     bindparam,
     delete,
     func,
@@ -67,12 +68,14 @@ class SqlFleets:
         )
 
     def list_live(self) -> list[Fleet]:
-        query = (
-            select(fleets)
-            .where(fleets.c.deleted_at.is_(None))
-            .order_by(fleets.c.created_at.desc(), fleets.c.fleet_id.desc())
-        )
-        return [rows.fleet_from(r) for r in self._c.execute(query)]
+        return self._newest_first(select(fleets).where(fleets.c.deleted_at.is_(None)))
+
+    def list_all(self) -> list[Fleet]:
+        return self._newest_first(select(fleets))
+
+    def _newest_first(self, query: Select[Any]) -> list[Fleet]:
+        ordered = query.order_by(fleets.c.created_at.desc(), fleets.c.fleet_id.desc())
+        return [rows.fleet_from(r) for r in self._c.execute(ordered)]
 
 
 class SqlAgents:

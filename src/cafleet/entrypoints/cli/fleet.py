@@ -83,30 +83,36 @@ def create(ctx: click.Context, name: str, coding_agent: str, full: bool, local_j
     )
 
 
-@fleet.command("list", help="List fleets that were not deleted, newest first.")
+@fleet.command(
+    "list", help="List fleets that were not deleted, newest first (--all: deleted ones too)."
+)
+@click.option(
+    "--all", "show_all", is_flag=True, help="Include deleted fleets (their history is kept)."
+)
 @local_json
 @click.pass_context
-def list_fleets(ctx: click.Context, local_json: bool) -> None:
+def list_fleets(ctx: click.Context, show_all: bool, local_json: bool) -> None:
     from cafleet.entrypoints.cli.rendering import iso, table
 
     _use_json(ctx, local_json)
     app = app_of(ctx)
-    listing = app.components.fleets().list()
-    rows = [
-        (
+    listing = app.components.fleets().list(include_deleted=show_all)
+    headers = ["FLEET_ID", "DIRECTOR", "NAME", "AGENTS", "CREATED_AT"]
+    rows: list[list[object]] = [
+        [
             r.fleet.fleet_id,
             r.fleet.director_agent_id,
             r.fleet.name or "",
             r.agent_count,
             iso(r.fleet.created_at),
-        )
+        ]
         for r in listing
     ]
-    text = (
-        table(["FLEET_ID", "DIRECTOR", "NAME", "AGENTS", "CREATED_AT"], rows)
-        if rows
-        else "No fleets found."
-    )
+    if show_all:
+        headers.append("DELETED_AT")
+        for row, r in zip(rows, listing, strict=True):
+            row.append(iso(r.fleet.deleted_at) or "-")
+    text = table(headers, rows) if rows else "No fleets found."
     app.emit(
         text,
         lambda: [
@@ -116,6 +122,7 @@ def list_fleets(ctx: click.Context, local_json: bool) -> None:
                 "name": r.fleet.name,
                 "created_at": iso(r.fleet.created_at),
                 "agent_count": r.agent_count,
+                "deleted_at": iso(r.fleet.deleted_at),
             }
             for r in listing
         ],

@@ -84,12 +84,21 @@ def status_word(view: MemberView) -> str:
 @click.option("--full", is_flag=True, help="Show every field.")
 @click.pass_context
 def show(ctx: click.Context, fleet_id: int | None, member_id: int, full: bool) -> None:
-    from cafleet.entrypoints.cli.rendering import dumps, iso, labelled
+    from cafleet.entrypoints.cli.rendering import (
+        deleted_fleet_note,
+        dumps,
+        iso,
+        labelled,
+        with_fleet_deleted,
+    )
 
     app = app_of(ctx)
     view = app.components.members().show(require_fleet_id(fleet_id), member_id)
     a, p = view.agent, view.placement
+    gone = view.fleet_deleted_at
     text = f"{a.agent_id} {a.name} {status_word(view)}"
+    if gone is not None:
+        text = f"{text} {deleted_fleet_note(gone)}"
     if full:
         skills = dumps(list(a.skills)) if a.skills else "-"
         lines = [
@@ -101,6 +110,7 @@ def show(ctx: click.Context, fleet_id: int | None, member_id: int, full: bool) -
                     ("status", status_word(view)),
                     ("kind", view.kind.value),
                     ("skills", skills),
+                    *([("fleet", f"deleted {iso(gone)}")] if gone is not None else []),
                 ],
                 13,
                 indent="  ",
@@ -133,7 +143,7 @@ def show(ctx: click.Context, fleet_id: int | None, member_id: int, full: bool) -
     def payload() -> dict[str, Any]:
         body = member_json(view, with_kind=True)
         body["skills"] = list(a.skills)
-        return body
+        return with_fleet_deleted(body, gone)
 
     app.emit(text, payload)
 
@@ -155,6 +165,15 @@ def list_members(ctx: click.Context, fleet_id: int | None, show_all: bool, activ
 
 
 def _listing_text(listing: MemberListing) -> str:
+    from cafleet.entrypoints.cli.rendering import deleted_fleet_note
+
+    text = _listing_table(listing)
+    if listing.fleet_deleted_at is None:
+        return text
+    return f"{deleted_fleet_note(listing.fleet_deleted_at)}\n{text}"
+
+
+def _listing_table(listing: MemberListing) -> str:
     from cafleet.application.members import ListMode
     from cafleet.entrypoints.cli.rendering import count_line, humanize, iso, table
 
@@ -223,11 +242,13 @@ def _listing_text(listing: MemberListing) -> str:
 
 def _listing_json(listing: MemberListing) -> list[dict[str, Any]]:
     from cafleet.application.members import ListMode
-    from cafleet.entrypoints.cli.rendering import humanize, iso
+    from cafleet.entrypoints.cli.rendering import humanize, iso, with_fleet_deleted
 
     out = []
     for v in listing.members:
-        body = member_json(v, with_kind=listing.mode is ListMode.ALL)
+        body = with_fleet_deleted(
+            member_json(v, with_kind=listing.mode is ListMode.ALL), v.fleet_deleted_at
+        )
         if listing.mode is ListMode.ACTIVITY and v.activity is not None:
             act = v.activity
             last = act.last_contact

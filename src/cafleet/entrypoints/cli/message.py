@@ -214,7 +214,7 @@ def cancel(
 def show(
     ctx: click.Context, fleet_id: int | None, agent_id: int | None, task_id: int, full: bool
 ) -> None:
-    from cafleet.entrypoints.cli.rendering import iso
+    from cafleet.entrypoints.cli.rendering import deleted_fleet_note, iso, with_fleet_deleted
 
     app = app_of(ctx)
     fid = require_fleet_id(fleet_id)
@@ -239,6 +239,9 @@ def show(
                 }
                 for d in detail.deliveries
             ]
-        return body
+        return with_fleet_deleted(body, detail.fleet_deleted_at)
 
-    app.emit(render.text(detail.message, sender_check=True), payload)
+    text = render.text(detail.message, sender_check=True)
+    if detail.fleet_deleted_at is not None:
+        text = f"{text}\n{deleted_fleet_note(detail.fleet_deleted_at)}"
+    app.emit(text, payload)

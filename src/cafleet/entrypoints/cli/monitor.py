@@ -102,7 +102,7 @@ def _age(report: MonitorStatus, at: Any) -> int | None:
 
 
 def _status_text(report: MonitorStatus) -> str:
-    from cafleet.entrypoints.cli.rendering import humanize, iso, table
+    from cafleet.entrypoints.cli.rendering import deleted_fleet_note, humanize, iso, table
 
     runtime = report.runtime
     if report.running and runtime is not None and runtime.last_tick_at is not None:
@@ -113,6 +113,8 @@ def _status_text(report: MonitorStatus) -> str:
         )
     else:
         head = "monitor: stopped"
+    if report.fleet_deleted_at is not None:
+        head = f"{head} {deleted_fleet_note(report.fleet_deleted_at)}"
     if not report.rows:
         return head
     rows = [
@@ -134,11 +136,11 @@ def _status_text(report: MonitorStatus) -> str:
 
 
 def _status_json(report: MonitorStatus) -> dict[str, Any]:
-    from cafleet.entrypoints.cli.rendering import iso
+    from cafleet.entrypoints.cli.rendering import iso, with_fleet_deleted
 
     runtime, running = report.runtime, report.running
     live = runtime if running else None
-    return {
+    body = {
         "runtime": {
             "running": running,
             "pid": live.pid if live else None,
@@ -162,6 +164,7 @@ def _status_json(report: MonitorStatus) -> dict[str, Any]:
             for r in report.rows
         ],
     }
+    return with_fleet_deleted(body, report.fleet_deleted_at)
 
 
 @monitor.command("config", help="Show or change one agent's monitoring interval and switch.")

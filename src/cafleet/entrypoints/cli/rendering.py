@@ -29,6 +29,19 @@ def iso(value: datetime | None) -> str | None:
     return None if value is None else value.isoformat(timespec="microseconds")
 
 
+def deleted_fleet_note(deleted_at: datetime) -> str:
+    """What every read of a deleted fleet's history says of it."""
+    return f"(fleet deleted {iso(deleted_at)}; its history is read-only)"
+
+
+def with_fleet_deleted(body: dict[str, Any], deleted_at: datetime | None) -> dict[str, Any]:
+    """A JSON answer about a deleted fleet's history gains `fleet_deleted_at` (only then, so
+    a live fleet's answers keep their shape)."""
+    if deleted_at is not None:
+        body["fleet_deleted_at"] = iso(deleted_at)
+    return body
+
+
 def humanize(delta: timedelta) -> str:
     seconds = max(0, int(delta.total_seconds()))
     if seconds < 60:
