@@ -83,8 +83,8 @@ class AdminService:
 
     # --- fleets -------------------------------------------------------------------------
 
-    def fleets(self) -> list[FleetRow]:
-        return self._fleets.list()
+    def fleets(self, *, include_deleted: bool = False) -> list[FleetRow]:
+        return self._fleets.list(include_deleted=include_deleted)
 
     def fleet(self, fleet_id: int, *, writable: bool = False) -> Fleet:
         """The fleet a request is scoped to; a deleted fleet is readable but not writable."""
@@ -252,9 +252,9 @@ class AdminService:
 
 def _fleet(uow: UnitOfWork, fleet_id: int, *, writable: bool = False) -> Fleet:
     fleet = uow.fleets.get(fleet_id) if fleet_id in _ID_RANGE else None
-    if fleet is None or (writable and fleet.is_deleted):
+    if fleet is None:
         raise NotFound(FLEET_NOT_FOUND)
-    return fleet
+    return fleet.require_live() if writable else fleet
 
 
 def _agent_of_fleet(uow: UnitOfWork, fleet_id: int, agent_id: int) -> Agent:

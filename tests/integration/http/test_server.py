@@ -235,10 +235,14 @@ def test_a_fleet_deleted_by_the_cli_is_read_only(served) -> None:
         timeline = client.get("/api/timeline")
         send = client.post("/api/messages/send", json={"to_agent_id": "*", "text": "hello?"})
         fleets = client.get("/api/fleets").json()
+        every = client.get("/api/fleets?include_deleted=true").json()
 
     assert [m["body"] for m in timeline.json()["messages"]] == ["last words"]
-    assert (send.status_code, send.json()) == (404, {"detail": "Fleet not found"})
+    read_only = f"fleet {doomed.fleet_id} is deleted; its history is read-only"
+    assert (send.status_code, send.json()) == (409, {"detail": read_only})
     assert doomed.fleet_id not in [f["fleet_id"] for f in fleets]
+    [listed] = [f for f in every if f["fleet_id"] == doomed.fleet_id]
+    assert listed["deleted_at"] is not None
 
 
 def test_cross_site_writes_and_foreign_host_names_are_refused(served) -> None:

@@ -29,6 +29,7 @@ def test_fleets_lists_live_fleets_newest_first_with_active_agent_counts(
             "name": "beta",
             "created_at": beta.fleet.created_at.isoformat(timespec="microseconds"),
             "agent_count": 3,
+            "deleted_at": None,
         },
         {
             "fleet_id": alpha.fleet.fleet_id,
@@ -36,8 +37,25 @@ def test_fleets_lists_live_fleets_newest_first_with_active_agent_counts(
             "name": "alpha",
             "created_at": alpha.fleet.created_at.isoformat(timespec="microseconds"),
             "agent_count": 2,
+            "deleted_at": None,
         },
     ]
+
+
+def test_fleets_with_include_deleted_adds_the_deleted_ones_with_their_time(
+    client, fleets, alpha
+) -> None:
+    gone = fleets.create("gone")
+    fleets.delete(gone)
+
+    listed = client.get("/api/fleets", params={"include_deleted": "true"}).json()
+
+    [deleted] = [f for f in listed if f["fleet_id"] == gone.fleet.fleet_id]
+    [live] = [f for f in listed if f["fleet_id"] == alpha.fleet.fleet_id]
+    assert [f["fleet_id"] for f in listed] == [gone.fleet.fleet_id, alpha.fleet.fleet_id]
+    assert deleted["deleted_at"] is not None
+    assert deleted["agent_count"] == 0
+    assert live["deleted_at"] is None
 
 
 def test_fleets_needs_no_fleet_header_and_is_empty_on_a_fresh_store(client) -> None:
@@ -173,7 +191,7 @@ def test_a_deleted_fleet_stays_readable(client, fleets, alpha, scoped) -> None:
         ("POST", "/api/messages/send", {"to_agent_id": "{agent}", "text": "hello?"}),
     ],
 )
-def test_a_deleted_fleet_refuses_every_write_as_not_found(
+def test_a_deleted_fleet_refuses_every_write_as_read_only(
     client, fleets, alpha, scoped, method, path, body
 ) -> None:
     director = alpha.director.agent_id
@@ -188,8 +206,12 @@ def test_a_deleted_fleet_refuses_every_write_as_not_found(
         json=body,
     )
 
-    assert response.status_code == 404
-    assert response.json() == {"detail": "Fleet not found"}
+    assert response.status_code == 409
+    assert response.json() == {
+        "detail": f"fleet {alpha.fleet.fleet_id} is deleted; its history is read-only"
+    }
+    timeline = client.get("/api/timeline", headers=scoped(alpha.fleet.fleet_id)).json()
+    assert timeline["messages"] == []
 
 
 def test_timestamps_are_utc_iso_strings_with_microseconds(client, alpha, scoped) -> None:

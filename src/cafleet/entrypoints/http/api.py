@@ -25,7 +25,7 @@ from cafleet.entrypoints.http.scoping import Admin, ReadableFleet, WritableFleet
 router = APIRouter(prefix="/api")
 
 READ_ERRORS = error_responses(400, 401, 404, 503)
-WRITE_ERRORS = error_responses(400, 401, 403, 404, 415, 503)
+WRITE_ERRORS = error_responses(400, 401, 403, 404, 409, 415, 503)
 
 AgentId = Annotated[int, Path(ge=ID.low, le=ID.high, description="An agent of the fleet")]
 Limit = Annotated[
@@ -40,11 +40,16 @@ Before = Annotated[
 @router.get(
     "/fleets",
     response_model=list[FleetOut],
-    summary="Fleets not deleted, newest first",
+    summary="Fleets not deleted, newest first (include_deleted: deleted ones too)",
     responses=error_responses(400, 401, 503),
 )
-def list_fleets(admin: Admin) -> list[FleetOut]:
-    return [FleetOut.of(row) for row in admin.fleets()]
+def list_fleets(
+    admin: Admin,
+    include_deleted: Annotated[
+        bool, Query(description="Also list deleted fleets, whose history stays readable")
+    ] = False,
+) -> list[FleetOut]:
+    return [FleetOut.of(row) for row in admin.fleets(include_deleted=include_deleted)]
 
 
 @router.get(

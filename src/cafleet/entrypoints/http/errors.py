@@ -32,7 +32,7 @@ _DESCRIPTIONS = {
     401: "Missing or invalid bearer token (servers bound beyond loopback)",
     403: "Cross-origin request refused",
     404: "Fleet or agent not found",
-    409: "Conflict",
+    409: "Conflict (a write to a deleted fleet: its history is read-only)",
     415: "Content-Type must be application/json",
     503: "Database busy or unavailable",
 }

@@ -43,6 +43,9 @@ class FleetOut(BaseModel):
     name: str | None
     created_at: Timestamp
     agent_count: int = Field(description="Active agents, Director and Administrator included")
+    deleted_at: Timestamp | None = Field(
+        description="When the fleet was deleted (its history is read-only); null while live"
+    )
 
     @staticmethod
     def of(row: FleetRow) -> FleetOut:
@@ -53,6 +56,7 @@ class FleetOut(BaseModel):
             name=f.name,
             created_at=_iso(f.created_at),
             agent_count=row.agent_count,
+            deleted_at=iso(f.deleted_at),
         )
 
 

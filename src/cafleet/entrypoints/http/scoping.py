@@ -50,7 +50,7 @@ def readable_fleet(admin: Admin, x_fleet_id: FleetHeader = "") -> int:
 
 
 def writable_fleet(admin: Admin, x_fleet_id: FleetHeader = "") -> int:
-    """A live fleet: a deleted one answers 404 like an unknown one."""
+    """A live fleet: a deleted one answers 409 (read-only), an unknown one 404."""
     fleet_id = _fleet_id(x_fleet_id)
     admin.fleet(fleet_id, writable=True)
     return fleet_id
