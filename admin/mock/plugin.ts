@@ -8,8 +8,8 @@ const iso = (offsetSeconds = 0): string => new Date(Date.now() + offsetSeconds *
 
 function seed() {
   const fleets: Fleet[] = [
-    { fleet_id: 1, director_agent_id: 1, name: "my-project", created_at: iso(-86400), agent_count: 4 },
-    { fleet_id: 2, director_agent_id: 6, name: "docs-sprint", created_at: iso(-3600), agent_count: 2 },
+    { fleet_id: 1, director_agent_id: 1, name: "my-project", created_at: iso(-86400), agent_count: 4, deleted_at: null },
+    { fleet_id: 2, director_agent_id: 6, name: "docs-sprint", created_at: iso(-3600), agent_count: 2, deleted_at: null },
   ];
   const agent = (agent_id: number, name: string, extra: Partial<Agent> = {}): Agent => ({
     agent_id,

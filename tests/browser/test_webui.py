@@ -86,12 +86,12 @@ def test_fleet_picker_error_and_empty_states(web_fleet: WebFleet, open_page: Ope
     page = open_page(web_fleet.page_url("#/fleets"), allow_errors=SERVER_ERROR).page
     expect(page.get_by_test_id("fleet-card").first).to_be_visible()
 
-    page.route("**/api/fleets", lambda route: route.fulfill(status=500, json={"detail": "x"}))
+    page.route("**/api/fleets*", lambda route: route.fulfill(status=500, json={"detail": "x"}))
     page.reload()
     expect(page.get_by_role("alert")).to_contain_text("Failed to load fleets")
 
-    page.unroute("**/api/fleets")
-    page.route("**/api/fleets", lambda route: route.fulfill(status=200, json=[]))
+    page.unroute("**/api/fleets*")
+    page.route("**/api/fleets*", lambda route: route.fulfill(status=200, json=[]))
     page.get_by_role("button", name="Retry").click()
     expect(page.get_by_text("No fleets found.")).to_be_visible()
     expect(page.locator("main code")).to_contain_text("cafleet fleet create")
@@ -301,16 +301,34 @@ def test_deleted_fleet_is_read_only(web_fleet: WebFleet, open_page: OpenPage) ->
     )  # fmt: skip
     web_fleet.cli("fleet", "delete", "--fleet-id", str(fleet_id))
 
-    page = open_page(web_fleet.page_url(f"#/fleets/{fleet_id}/agents")).page
+    page = open_page(web_fleet.page_url("#/fleets")).page
+    deleted = page.get_by_role("region", name="Deleted fleets")
+    card = deleted.get_by_test_id("deleted-fleet-card").filter(has_text=f"#{fleet_id}")
+    expect(card).to_contain_text("retired")
+    expect(card).to_contain_text(re.compile(r"deleted \w{3} \d{1,2}, \d{4}"))
+    live = page.get_by_test_id("fleet-card").filter(has_text=web_fleet.fleet_name)
+    expect(live).to_be_visible()
+    expect(deleted.get_by_test_id("fleet-card")).to_have_count(0)
+
+    card.click()
+    expect(page).to_have_url(re.compile(rf"#/fleets/{fleet_id}/agents$"))
     entry = page.locator(".entry").filter(has_text=body)
     expect(entry).to_be_visible()
     expect(entry.locator(".not-delivered")).to_have_attribute("title", "no-placement")
     box = page.get_by_role("textbox", name="Message")
     expect(box).to_be_disabled()
-    expect(box).to_have_attribute("placeholder", "Administrator unavailable — messaging disabled")
+    expect(box).to_have_attribute("placeholder", "Fleet deleted — its history is read-only")
+    expect(page.get_by_test_id("read-only-note")).to_contain_text("nothing can be sent")
     expect(page.get_by_text("Sending as")).to_have_count(0)
     agents = page.get_by_role("navigation", name="Agents")
     expect(agents.locator(".agent-row.is-deregistered")).to_have_count(2)
+
+    agents.locator(f'[data-agent-id="{made["director"]["agent_id"]}"]').click()
+    drawer = page.get_by_test_id("agent-drawer")
+    expect(drawer).to_contain_text(
+        "Fleet deleted — its history is read-only; its monitoring ended."
+    )
+    expect(drawer.get_by_role("button", name=re.compile("Enable|Disable"))).to_have_count(0)
 
 
 def test_cli_message_appears_without_reload(web_fleet: WebFleet, open_page: OpenPage) -> None:

@@ -69,7 +69,9 @@ async function request<T>(path: string, options: RequestOptions = {}): Promise<T
 const pageQuery = "?limit=200";
 
 export const api = {
-  fleets: (signal?: AbortSignal) => request<Fleet[]>("/api/fleets", signal ? { signal } : {}),
+  /** Live and deleted fleets (the picker lists the deleted ones in their own section). */
+  fleets: (signal?: AbortSignal) =>
+    request<Fleet[]>("/api/fleets?include_deleted=true", signal ? { signal } : {}),
 
   agents: async (fleetId: number): Promise<Agent[]> =>
     (await request<{ agents: Agent[] }>("/api/agents", { fleetId })).agents,

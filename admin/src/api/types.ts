@@ -6,6 +6,8 @@ export interface Fleet {
   name: string | null;
   created_at: string;
   agent_count: number;
+  /** Set once the fleet was deleted: its history stays readable, writes are refused (409). */
+  deleted_at: string | null;
 }
 
 export interface MonitorConfig {

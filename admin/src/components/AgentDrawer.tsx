@@ -7,6 +7,7 @@ import { Avatar } from "./Avatar";
 import { AdminBadge, AgentStatusBadge } from "./Badges";
 import { CloseIcon } from "./icons";
 import { MessageList } from "./MessageList";
+import { READ_ONLY_NOTE } from "../lib/fleets";
 import { MonitorSettings } from "./MonitorSettings";
 
 type Tab = "inbox" | "sent";
@@ -24,6 +25,8 @@ interface Props {
   onClose: () => void;
   onPatchMonitor: (agentId: number, patch: MonitorPatch) => Promise<void>;
   onFleetMissing: () => void;
+  /** The fleet was deleted: its schedules went with it and nothing can be changed. */
+  fleetDeleted?: boolean;
 }
 
 const TABS: { id: Tab; label: string }[] = [
@@ -141,7 +144,9 @@ export function AgentDrawer(props: Props) {
           ) : (
             <section class="drawer-section" aria-labelledby="monitoring-title">
               <h3 id="monitoring-title">Monitoring</h3>
-              <p class="muted small">Not enrolled in monitoring.</p>
+              <p class="muted small">
+                {props.fleetDeleted ? `${READ_ONLY_NOTE}; its monitoring ended.` : "Not enrolled in monitoring."}
+              </p>
             </section>
           )}
           <div class="tabs" role="tablist" aria-label="Messages">

@@ -10,6 +10,7 @@ import {
   type MentionQuery,
 } from "../lib/mentions";
 import { avatarHue, initials } from "../lib/avatar";
+import { READ_ONLY_NOTE } from "../lib/fleets";
 import { SendIcon, Spinner, UsersIcon } from "./icons";
 
 interface Props {
@@ -17,6 +18,8 @@ interface Props {
   recipients: Mentionable[];
   /** False when the fleet has no active Administrator to send as. */
   enabled: boolean;
+  /** The fleet was deleted: the composer stays disabled and says why. */
+  readOnly?: boolean;
   onSend: (to: number | "*", body: string) => Promise<void>;
 }
 
@@ -39,7 +42,8 @@ function CandidateIcon({ candidate }: { candidate: Candidate }) {
   );
 }
 
-export function Composer({ recipients, enabled, onSend }: Props) {
+export function Composer({ recipients, enabled: canSend, readOnly = false, onSend }: Props) {
+  const enabled = canSend && !readOnly;
   const [text, setText] = useState("");
   const [error, setError] = useState<string | null>(null);
   const [sending, setSending] = useState(false);
@@ -189,7 +193,13 @@ export function Composer({ recipients, enabled, onSend }: Props) {
           ref={area}
           rows={1}
           value={text}
-          placeholder={enabled ? "@agent or @all message..." : "Administrator unavailable — messaging disabled"}
+          placeholder={
+            enabled
+              ? "@agent or @all message..."
+              : readOnly
+                ? READ_ONLY_NOTE
+                : "Administrator unavailable — messaging disabled"
+          }
           disabled={!enabled || sending}
           aria-autocomplete="list"
           aria-controls={LISTBOX_ID}
@@ -213,9 +223,15 @@ export function Composer({ recipients, enabled, onSend }: Props) {
         </button>
       </div>
       <div class="composer-foot">
-        <p id="composer-hint" class="hint">
-          <kbd>Enter</kbd> to send · <kbd>Shift+Enter</kbd> newline
-        </p>
+        {readOnly ? (
+          <p id="composer-hint" class="hint" data-testid="read-only-note">
+            {READ_ONLY_NOTE}: the timeline can be read, nothing can be sent.
+          </p>
+        ) : (
+          <p id="composer-hint" class="hint">
+            <kbd>Enter</kbd> to send · <kbd>Shift+Enter</kbd> newline
+          </p>
+        )}
         <p id="composer-error" class="composer-error" role="alert">
           {error}
         </p>

@@ -107,6 +107,7 @@ export function Dashboard({ fleetId, agentId }: Props) {
   }, [fleetId, refresh]);
 
   const fleet = fleets?.find((f) => f.fleet_id === fleetId);
+  const fleetDeleted = fleet !== undefined && fleet.deleted_at !== null;
   const fleetName = fleetLabel({ fleet_id: fleetId, name: fleet?.name ?? null });
   useEffect(() => {
     document.title = `${fleetName} · CAFleet Admin`;
@@ -153,7 +154,12 @@ export function Dashboard({ fleetId, agentId }: Props) {
             </div>
           )}
           <Timeline messages={messages} scrollSignal={scrollSignal} now={now} />
-          <Composer recipients={recipients} enabled={agents === null || administrator !== undefined} onSend={send} />
+          <Composer
+            recipients={recipients}
+            enabled={agents === null || administrator !== undefined}
+            readOnly={fleetDeleted}
+            onSend={send}
+          />
         </main>
         {agentId !== null && (
           <AgentDrawer
@@ -166,6 +172,7 @@ export function Dashboard({ fleetId, agentId }: Props) {
             onClose={closeDrawer}
             onPatchMonitor={patchMonitor}
             onFleetMissing={leaveFleet}
+            fleetDeleted={fleetDeleted}
           />
         )}
       </div>

@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useState } from "preact/hooks";
 import { api } from "../api/client";
 import type { Fleet } from "../api/types";
+import { fleetSections } from "../lib/fleets";
 import { formatDate, formatDateTime } from "../lib/time";
 import { Header } from "./Header";
 
@@ -25,18 +26,63 @@ function SkeletonCards() {
 }
 
 function FleetCard({ fleet }: { fleet: Fleet }) {
+  const deleted = fleet.deleted_at;
   return (
     <li>
-      <a class="fleet-card" href={`#/fleets/${fleet.fleet_id}/agents`} data-testid="fleet-card">
+      <a
+        class={`fleet-card${deleted === null ? "" : " is-deleted"}`}
+        href={`#/fleets/${fleet.fleet_id}/agents`}
+        data-testid={deleted === null ? "fleet-card" : "deleted-fleet-card"}
+      >
         <span class="fleet-card-head">
           <span class="fleet-name">{fleetLabel(fleet)}</span>
           <span class="fleet-id">#{fleet.fleet_id}</span>
         </span>
-        <span class="fleet-meta" title={formatDateTime(fleet.created_at)}>
-          {agentCount(fleet.agent_count)} · created {formatDate(fleet.created_at)}
-        </span>
+        {deleted === null ? (
+          <span class="fleet-meta" title={formatDateTime(fleet.created_at)}>
+            {agentCount(fleet.agent_count)} · created {formatDate(fleet.created_at)}
+          </span>
+        ) : (
+          <span class="fleet-meta" title={formatDateTime(deleted)}>
+            created {formatDate(fleet.created_at)} · deleted {formatDate(deleted)}
+          </span>
+        )}
       </a>
     </li>
+  );
+}
+
+/** Live fleets, then the deleted ones in their own section (read-only history). */
+export function FleetList({ fleets }: { fleets: Fleet[] }) {
+  const { live, deleted } = fleetSections(fleets);
+  return (
+    <>
+      {live.length === 0 ? (
+        <div class="notice">
+          <p>No fleets found.</p>
+          <p class="muted">
+            Create one from inside a tmux pane with <code>cafleet fleet create --name my-project</code>
+          </p>
+        </div>
+      ) : (
+        <ul class="fleet-grid">
+          {live.map((fleet) => (
+            <FleetCard key={fleet.fleet_id} fleet={fleet} />
+          ))}
+        </ul>
+      )}
+      {deleted.length > 0 && (
+        <section class="deleted-fleets" aria-labelledby="deleted-fleets-title">
+          <h2 id="deleted-fleets-title">Deleted fleets</h2>
+          <p class="muted small">Their history stays readable; nothing can be sent or changed.</p>
+          <ul class="fleet-grid">
+            {deleted.map((fleet) => (
+              <FleetCard key={fleet.fleet_id} fleet={fleet} />
+            ))}
+          </ul>
+        </section>
+      )}
+    </>
   );
 }
 
@@ -70,21 +116,7 @@ export function FleetPicker() {
             </button>
           </div>
         )}
-        {state.kind === "ready" && state.fleets.length === 0 && (
-          <div class="notice">
-            <p>No fleets found.</p>
-            <p class="muted">
-              Create one from inside a tmux pane with <code>cafleet fleet create --name my-project</code>
-            </p>
-          </div>
-        )}
-        {state.kind === "ready" && state.fleets.length > 0 && (
-          <ul class="fleet-grid">
-            {state.fleets.map((fleet) => (
-              <FleetCard key={fleet.fleet_id} fleet={fleet} />
-            ))}
-          </ul>
-        )}
+        {state.kind === "ready" && <FleetList fleets={state.fleets} />}
       </main>
     </div>
   );

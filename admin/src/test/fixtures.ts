@@ -1,5 +1,15 @@
 // API objects for tests: sensible defaults, any field replaced.
-import type { Agent, Delivery } from "../api/types";
+import type { Agent, Delivery, Fleet } from "../api/types";
+
+export const fleet = (over: Partial<Fleet> = {}): Fleet => ({
+  fleet_id: 1,
+  director_agent_id: 1,
+  name: "proj",
+  created_at: "2026-11-29T08:00:00.000000+00:00",
+  agent_count: 2,
+  deleted_at: null,
+  ...over,
+});
 
 export const delivery = (over: Partial<Delivery> = {}): Delivery => ({
   state: "sent",
