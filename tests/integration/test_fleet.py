@@ -243,7 +243,8 @@ def test_fleet_list_json(cli, make_fleet, where):
         (first.fleet_id, first.director, "one", 2),
     ]
     assert all(
-        set(r) == {"fleet_id", "director_agent_id", "name", "created_at", "agent_count"}
+        set(r)
+        == {"fleet_id", "director_agent_id", "name", "created_at", "agent_count", "deleted_at"}
         for r in rows
     )
 
@@ -260,6 +261,10 @@ def test_fleet_list_hides_deleted_fleets(cli, make_fleet):
     keep, drop = make_fleet("keep"), make_fleet("drop")
     cli.ok("fleet", "delete", "--fleet-id", str(drop.fleet_id))
     assert [r["fleet_id"] for r in cli.json("fleet", "list")] == [keep.fleet_id]
+    assert [r["fleet_id"] for r in cli.json("fleet", "list", "--all")] == [
+        drop.fleet_id,
+        keep.fleet_id,
+    ]
 
 
 def test_fleet_json_writes_non_ascii_raw(tmux_cli, migrated):
@@ -373,7 +378,7 @@ def test_fleet_delete_leaves_the_director_pane_alone(cli, fleet, tmux):
 def test_deleted_fleet_refuses_message_commands(cli, fleet):
     fid = str(fleet.fleet_id)
     cli.ok("fleet", "delete", "--fleet-id", fid)
-    expected = f"Error: fleet {fid} not found."
+    expected = f"Error: fleet {fid} is deleted; its history is read-only"
     assert cli.fails(
         "message", "send", "--fleet-id", fid, "--agent-id", str(fleet.admin),
         "--to", str(fleet.director), "--text", "hi",

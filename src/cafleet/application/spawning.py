@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from cafleet.application.identity import proven
+from cafleet.application.lookups import refuse_deleted_fleet
 from cafleet.application.ports import (
     Clock,
     LaunchPad,
@@ -224,6 +225,7 @@ class MemberSpawner:
 
     def _check(self, request: MemberRequest) -> _Checked:
         with self._uow() as uow:
+            refuse_deleted_fleet(uow, request.fleet_id)  # before the Director's (gone) rows
             proven(uow, request.director_id, request.caller)
             coding_agent = request.coding_agent or self._default_agent(uow, request)
             spec = LaunchSpec.validated(

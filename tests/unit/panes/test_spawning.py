@@ -967,6 +967,10 @@ VALIDATION_ERRORS = [
         id="deleted-fleet",
     ),
     pytest.param(
+        _fleet_deleted, {"monitor": True}, Conflict,
+        "fleet 1 is deleted; its history is read-only", id="deleted-fleet-monitor",
+    ),
+    pytest.param(
         _no_change, {"monitor": True, "director_id": 99}, Invalid,
         "cannot resolve the monitor's coding agent: Director 99 not found in fleet 1. Re-run"
         " with an explicit --coding-agent.",
