@@ -1,4 +1,5 @@
-"""The deliveries ledger's queries, the same over the in-memory store and a SQLite file."""
+"""The deliveries ledger's queries and the broadcast copies, the same over the in-memory store
+and a SQLite file."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from cafleet.application.ports import UnitOfWorkFactory
 from cafleet.domain.agent import Agent
 from cafleet.domain.delivery import Delivery, DeliveryState
 from cafleet.domain.fleet import Fleet
-from cafleet.domain.message import Message, unicast
+from cafleet.domain.message import Message, broadcast_summary, unicast
 
 T0 = datetime(2026, 12, 2, 8, 0, tzinfo=UTC)
 
@@ -95,3 +96,35 @@ def test_stranded_names_recipients_with_rows_pending_since_before_the_limit(
         found = uow.deliveries.stranded([young, settled, old], T0 + timedelta(seconds=20))
 
     assert found == [old]
+
+
+def test_broadcast_copies_are_the_summarys_own_unicast_rows_in_id_order(
+    store: UnitOfWorkFactory,
+) -> None:
+    with store(write=True) as uow:
+        fleet = uow.fleets.add(Fleet(0, "f", T0))
+        sender, first, second = agents(uow, fleet, "director", "first", "second")
+
+        def broadcast(text: str, *recipients: int) -> tuple[Message, list[int]]:
+            summary_id = uow.messages.add(broadcast_summary(sender, len(recipients), T0))
+            copies = [
+                uow.messages.add(unicast(sender, r, text, T0, summary_id)) for r in recipients
+            ]
+            summary = uow.messages.get(summary_id)
+            assert summary is not None
+            return summary, copies
+
+        summary, copies = broadcast("all hands", first, second)
+        other, _ = broadcast("later", first)
+        uow.messages.add(unicast(sender, first, "plain", T0))
+        uow.commit()
+
+    with store() as uow:
+        found = uow.messages.broadcast_copies(summary)
+        later = uow.messages.broadcast_copies(other)
+
+    assert [(m.task_id, m.to_agent_id, m.text) for m in found] == [
+        (copies[0], first, "all hands"),
+        (copies[1], second, "all hands"),
+    ]
+    assert [m.text for m in later] == ["later"]

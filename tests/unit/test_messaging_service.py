@@ -519,6 +519,23 @@ def test_show_of_a_broadcast_summary_has_no_deliveries(
     assert detail.deliveries == ()
 
 
+def test_show_of_a_broadcast_summary_gives_what_each_recipient_was_sent(
+    messaging: MessagingService, team: Team
+) -> None:
+    made = messaging.broadcast(team.fleet_id, team.director, "all hands")
+    messaging.broadcast(team.fleet_id, team.director, "later")  # another broadcast's copies
+    first_copy = made.deliveries[0].task_id
+    messaging.ack(team.fleet_id, made.deliveries[0].recipient_agent_id, first_copy)
+
+    copies = messaging.show(team.fleet_id, team.worker, made.summary.task_id).copies
+
+    assert [(c.task_id, c.to_agent_id, c.text) for c in copies] == [
+        (d.task_id, d.recipient_agent_id, "all hands") for d in made.deliveries
+    ]
+    assert copies[0].state is MessageState.COMPLETED
+    assert messaging.show(team.fleet_id, team.worker, first_copy).copies == ()
+
+
 # -- errors map to kinds ----------------------------------------------------------------------
 
 

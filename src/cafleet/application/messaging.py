@@ -73,6 +73,7 @@ class MessageDetail:
     message: Message
     deliveries: tuple[Delivery, ...]
     fleet_deleted_at: datetime | None = None  # set: the fleet's history is read-only
+    copies: tuple[Message, ...] = ()  # a broadcast summary's: what each recipient was sent
 
 
 @dataclass(frozen=True)
@@ -239,7 +240,8 @@ class MessagingService:
             fleet = history_reader(uow, fleet_id, agent_id, caller)
             message = message_in_fleet(uow, fleet_id, task_id)
             deliveries = tuple(uow.deliveries.for_task(task_id))
-        return MessageDetail(message, deliveries, fleet.deleted_at)
+            copies = uow.messages.broadcast_copies(message) if message.is_summary else []
+        return MessageDetail(message, deliveries, fleet.deleted_at, tuple(copies))
 
     def confirm(self, recipient_agent_id: int, task_ids: Sequence[int], at: datetime) -> int:
         """The recipient's agent says it took these messages in (its own hook saw the

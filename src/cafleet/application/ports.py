@@ -116,6 +116,10 @@ class MessageRepository(Protocol):
         """Messages the agent sent, summaries excluded, newest first; `before` as above."""
         ...
 
+    def broadcast_copies(self, summary: Message) -> list[Message]:
+        """The unicast rows a broadcast summary stands for, one per recipient, in id order."""
+        ...
+
     def conversation_mark(self, fleet_id: int) -> ConversationMark:
         """Messages owned by agents of the fleet (summaries included) and their deliveries."""
         ...

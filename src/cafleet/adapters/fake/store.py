@@ -209,6 +209,14 @@ class MemoryMessages:
         ]
         return sorted(found, key=lambda m: (m.created_at, m.task_id), reverse=True)[:limit]
 
+    def broadcast_copies(self, summary: Message) -> list[Message]:
+        found = [
+            m
+            for m in self._t.messages.values()
+            if m.origin_task_id == summary.task_id and not m.is_summary
+        ]
+        return sorted(found, key=lambda m: m.task_id)
+
     def conversation_mark(self, fleet_id: int) -> ConversationMark:
         owners = {a.agent_id for a in self._t.agents.values() if a.fleet_id == fleet_id}
         owned = [m for m in self._t.messages.values() if m.context_id in owners]

@@ -262,6 +262,18 @@ class SqlMessages:
         query = query.order_by(tasks.c.created_at.desc(), tasks.c.task_id.desc()).limit(limit)
         return [rows.message_from(r) for r in self._c.execute(query)]
 
+    def broadcast_copies(self, summary: Message) -> list[Message]:
+        query = (  # the sender narrows it to its index; origin alone has none
+            select(tasks)
+            .where(
+                tasks.c.from_agent_id == summary.from_agent_id,
+                tasks.c.origin_task_id == summary.task_id,
+                tasks.c.type != MessageType.BROADCAST_SUMMARY.value,
+            )
+            .order_by(tasks.c.task_id)
+        )
+        return [rows.message_from(r) for r in self._c.execute(query)]
+
     def conversation_mark(self, fleet_id: int) -> ConversationMark:
         owners = select(agents.c.agent_id).where(agents.c.fleet_id == fleet_id)
         open_state = tasks.c.status_state == MessageState.INPUT_REQUIRED.value
