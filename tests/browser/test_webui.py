@@ -145,8 +145,8 @@ def test_send_to_one_agent(web_fleet: WebFleet, open_page: OpenPage) -> None:
         "--task-id", str(stored[0]["task_id"]),
         "--full",
     )  # fmt: skip
-    assert shown["text"] == body
-    assert shown["to_agent_id"] == coder
+    assert shown["task"]["text"] == body
+    assert shown["task"]["to_agent_id"] == coder
 
 
 def test_broadcast_to_all(web_fleet: WebFleet, open_page: OpenPage) -> None:

@@ -404,12 +404,13 @@ def test_broadcast_from_the_administrator(msg, fleet, add_member, migrated, dire
     worker = add_member(fleet, "worker", pane_id=None)
     watcher = add_member(fleet, "watcher", pane_id=None, kind="monitoring-member")
     out = msg.ok("broadcast", fleet.admin, "--text", "all hands")
-    # one line per recipient whose preview was not typed, with the reason in words
+    # one line per recipient: its own task and, when the preview was not typed, why in words
     match = re.fullmatch(
         r"broadcast id=(\d+) recipients=3 delivered=0\n"
-        rf"  to {fleet.director}: preview skipped: pane runs {re.escape(director_shell)}\n"
-        rf"  to {worker}: preview skipped: the recipient's pane is not recorded yet\n"
-        rf"  to {watcher}: preview skipped: the recipient's pane is not recorded yet\n",
+        rf"  to {fleet.director}: task (\d+), preview skipped: pane runs"
+        rf" {re.escape(director_shell)}\n"
+        rf"  to {worker}: task (\d+), preview skipped: the recipient's pane is not recorded yet\n"
+        rf"  to {watcher}: task (\d+), preview skipped: the recipient's pane is not recorded yet\n",
         out,
     )
     assert match, out
@@ -428,6 +429,7 @@ def test_broadcast_from_the_administrator(msg, fleet, add_member, migrated, dire
         summary_id,
     )
     assert [c["to_agent_id"] for c in copies] == [fleet.director, worker, watcher]
+    assert [c["task_id"] for c in copies] == [int(match[i]) for i in (2, 3, 4)]
     for copy in copies:
         assert copy["type"] == "unicast"
         assert copy["context_id"] == copy["to_agent_id"]
@@ -467,7 +469,20 @@ def test_broadcast_from_a_member_reaches_the_director_but_not_the_administrator(
 def test_broadcast_json(msg, fleet, migrated):
     out = msg.cli.ok("--json", *msg.args("broadcast", fleet.admin, "--text", "x"))
     [result] = json.loads(out)
-    assert set(result) == {"task", "recipients", "delivered"}
+    assert set(result) == {"task", "recipients", "delivered", "recipient_tasks"}
+    [copy] = migrated.rows("SELECT task_id FROM tasks WHERE type = 'unicast'")
+    assert result["recipient_tasks"] == [
+        {
+            "agent_id": fleet.director,
+            "task_id": copy["task_id"],
+            "notification_sent": False,
+            "notification": {
+                "state": "skipped",
+                "transport": "tmux",
+                "reason": result["recipient_tasks"][0]["notification"]["reason"],
+            },
+        }
+    ]
     assert result["recipients"] == 1
     assert result["delivered"] == 0
     task = result["task"]
@@ -490,7 +505,8 @@ def test_broadcast_full(msg, fleet, director_shell):
         f"  from:  {fleet.admin}",
         "  type:  broadcast_summary",
         "  text:  Broadcast sent to 1 recipients",
-        f"  to {fleet.director}: preview skipped: pane runs {director_shell}",
+        f"  to {fleet.director}: task {int(lines[0].split()[-1]) + 1}, preview skipped: pane"
+        f" runs {director_shell}",
     ]
 
 
@@ -501,7 +517,7 @@ def test_broadcast_with_no_recipients_still_writes_the_summary(msg, fleet, migra
     assert migrated.count("deliveries") == 0
 
 
-def test_broadcast_summary_is_hidden_from_poll_but_shown_by_show(msg, fleet, migrated):
+def test_broadcast_summary_is_hidden_from_poll_and_show_gives_what_was_sent(msg, fleet, migrated):
     [result] = msg.json("broadcast", fleet.admin, "--text", "news")
     summary_id = result["task"]["id"]
     assert msg.json("poll", fleet.admin) == []
@@ -520,8 +536,16 @@ def test_broadcast_summary_is_hidden_from_poll_but_shown_by_show(msg, fleet, mig
             f"origin:{summary_id}",
             "state:completed",
         )
-        + "\nBroadcast sent to 1 recipients\n"
+        + f"\nnews\nto: {fleet.director} (task {copy['id']}, input_required)\n"
     )
+    detail = msg.json("show", fleet.director, "--task-id", summary_id)
+    assert detail["task"]["text"] == "Broadcast sent to 1 recipients"
+    assert detail["broadcast"] == {
+        "text": "news",
+        "recipient_tasks": [
+            {"agent_id": fleet.director, "task_id": copy["id"], "state": "input_required"}
+        ],
+    }
 
 
 def test_broadcast_copies_are_acked_and_canceled_one_by_one(msg, fleet, add_member):
@@ -561,7 +585,7 @@ def test_ack_quiet_and_json(msg, fleet):
     first = msg.send(fleet.admin, fleet.director, "a")
     second = msg.send(fleet.admin, fleet.director, "b")
     assert msg.ok("ack", fleet.director, "--task-id", first, "--quiet") == f"{first}\n"
-    acked = msg.json("ack", fleet.director, "--task-id", second)
+    acked = msg.json("ack", fleet.director, "--task-id", second)["task"]
     assert acked["id"] == second
     assert acked["state"] == "completed"
     assert "kind" not in acked
@@ -576,7 +600,8 @@ def test_ack_full(msg, fleet, migrated):
     acked = msg.json(
         "ack", fleet.director, "--task-id", msg.send(fleet.admin, fleet.director, "b"), "--full"
     )
-    assert acked["status_state"] == "completed"
+    assert set(acked) == {"task"}
+    assert acked["task"]["status_state"] == "completed"
 
 
 def test_ack_rules(msg, fleet):
@@ -613,7 +638,7 @@ def test_cancel(msg, fleet, migrated):
 
 def test_cancel_json_and_full(msg, fleet):
     first = msg.send(fleet.admin, fleet.director, "a")
-    canceled = msg.json("cancel", fleet.admin, "--task-id", first)
+    canceled = msg.json("cancel", fleet.admin, "--task-id", first)["task"]
     assert (canceled["id"], canceled["state"]) == (first, "canceled")
     second = msg.send(fleet.admin, fleet.director, "b")
     lines = msg.ok("cancel", fleet.admin, "--task-id", second, "--full").splitlines()
@@ -647,10 +672,7 @@ def test_show_is_open_to_any_active_agent_of_the_fleet(msg, fleet, add_member, m
     ts = task_row(migrated, task_id)["status_timestamp"]
     assert out == compact_header(task_id, fleet.admin, ts) + "\nvisible\n"
     assert msg.json("show", bystander, "--task-id", task_id) == {
-        "id": task_id,
-        "from": fleet.admin,
-        "ts": ts,
-        "text": "visible",
+        "task": {"id": task_id, "from": fleet.admin, "ts": ts, "text": "visible"},
         "sender_verified": False,
     }
 
@@ -660,7 +682,7 @@ def test_show_full_json_adds_deliveries(msg, fleet, migrated):
     shown = msg.json("show", fleet.director, "--task-id", task_id, "--full")
     row = dict(task_row(migrated, task_id))
     deliveries = shown.pop("deliveries")
-    assert shown == row
+    assert shown == {"task": row, "sender_verified": False}
     ledger = migrated.row("SELECT * FROM deliveries WHERE task_id = ?", task_id)
     assert deliveries == [
         {
@@ -720,5 +742,6 @@ def test_show_and_poll_print_escapes_inert_and_json_keeps_them(msg, fleet):
         assert all(line.isprintable() for line in out.split("\n")), repr(out)
         assert shown in out
         assert out.splitlines()[-1] == "line two"
-    assert msg.json("show", fleet.director, "--task-id", task_id, "--full")["text"] == ESCAPES
+    shown = msg.json("show", fleet.director, "--task-id", task_id, "--full")
+    assert shown["task"]["text"] == ESCAPES
     assert [m["text"] for m in msg.json("poll", fleet.director)] == [ESCAPES]

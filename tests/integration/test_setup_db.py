@@ -381,9 +381,10 @@ def test_setup_db_upgrades_from_0003_and_keeps_every_delivery_as_a_keys_attempt(
     cli.ok("setup", "skill", "--agent", "claude")
     [detail] = [cli.json("message", "show", "--fleet-id", "1", "--agent-id", "1", "--task-id",
                          "1", "--full")]  # fmt: skip
-    task = detail.get("task", detail)
-    deliveries = task.get("deliveries") or detail.get("deliveries")
-    assert [(d["attempt"], d["channel"]) for d in deliveries] == [(1, "keys"), (2, "keys")]
+    assert [(d["attempt"], d["channel"]) for d in detail["deliveries"]] == [
+        (1, "keys"),
+        (2, "keys"),
+    ]
 
 
 # --------------------------------------------------------------------------- from 0004

@@ -111,8 +111,7 @@ class Fleet:
             "message", "show", "--fleet-id", str(self.fleet_id), "--agent-id",
             str(self.director), "--task-id", str(task_id), "--full",
         )  # fmt: skip
-        task = shown.get("task", shown)
-        return list(task.get("deliveries") or shown.get("deliveries") or [])
+        return list(shown["deliveries"])
 
     def attempts(self, task_id: int) -> list[tuple[str | None, str]]:
         """(channel, state) of every ledger row of the message, in order."""

@@ -127,7 +127,9 @@ def test_list_activity_shows_times_and_idle(run, made) -> None:
     run.clock.advance(185)
 
     result = member_list(run, made, "--activity")
+    as_json = json.loads(run("--json", "member", "list", "--fleet-id", fid, "--activity").stdout)
 
+    assert [a["idle"] for a in as_json] == [245, None]  # whole seconds since 08:01:00, as upstream
     assert result.stdout == (
         "2 members:\n"
         "  agent_id  name    status  agent    last_sent  last_recv  last_ack  idle\n"

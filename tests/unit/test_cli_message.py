@@ -9,7 +9,7 @@ import pytest
 
 from cafleet.adapters.fake.notifier import RecordingNotifier
 from cafleet.domain.delivery import PushOutcome
-from cafleet.domain.message import MessageState
+from cafleet.domain.message import Message, MessageState
 
 TS = "2026-01-01T08:00:00.000000+00:00"
 
@@ -279,41 +279,83 @@ def test_errors_stay_plain_text_with_json(run, team: Team) -> None:
 # -- broadcast --------------------------------------------------------------------------------
 
 
-def test_broadcast_prints_id_recipients_and_delivered(run, team: Team) -> None:
+def broadcast_made(run) -> tuple[Message, dict[int, int]]:
+    """The broadcast's summary and, per recipient, the id of the message it got."""
+    summary = next(m for m in run.world.all_messages() if m.is_summary)
+    copies = {
+        m.to_agent_id: m.task_id
+        for m in run.world.all_messages()
+        if m.origin_task_id == summary.task_id and not m.is_summary
+    }
+    return summary, copies
+
+
+def test_broadcast_prints_id_recipients_and_each_recipients_task(run, team: Team) -> None:
     result = run(*team.args("broadcast", team.worker, "--text", "standup"))
 
-    summary = next(m for m in run.world.all_messages() if m.is_summary)
+    summary, copies = broadcast_made(run)
     assert result.exit_code == 0
     # recipients: the Director (pane %0, pushed) and the pending member (skipped, named)
     assert result.stdout == (
         f"broadcast id={summary.task_id} recipients=2 delivered=1\n"
-        f"  to {team.pending}: preview skipped: the recipient's pane is not recorded yet\n"
+        f"  to {team.director}: task {copies[team.director]}\n"
+        f"  to {team.pending}: task {copies[team.pending]}, preview skipped: the recipient's"
+        " pane is not recorded yet\n"
     )
 
 
 def test_broadcast_full_prints_the_summary_in_full(run, team: Team) -> None:
     result = run(*team.args("broadcast", team.director, "--text", "standup", "--full"))
 
-    summary = next(m for m in run.world.all_messages() if m.is_summary)
+    summary, copies = broadcast_made(run)
     assert result.stdout == (
         f"  id:    {summary.task_id}\n"
         "  state: completed\n"
         f"  from:  {team.director}\n"
         "  type:  broadcast_summary\n"
         "  text:  Broadcast sent to 2 recipients\n"
-        f"  to {team.pending}: preview skipped: the recipient's pane is not recorded yet\n"
+        f"  to {team.worker}: task {copies[team.worker]}\n"
+        f"  to {team.pending}: task {copies[team.pending]}, preview skipped: the recipient's"
+        " pane is not recorded yet\n"
     )
 
 
-def test_broadcast_json_is_a_one_element_list(run, team: Team) -> None:
+def test_broadcast_json_is_a_one_element_list_naming_each_recipients_task(run, team: Team) -> None:
     result = run("--json", *team.args("broadcast", team.director, "--text", "standup"))
 
-    sid = next(m for m in run.world.all_messages() if m.is_summary).task_id
-    assert result.stdout == (
-        f'[{{"task":{{"id":{sid},"from":{team.director},"ts":"{TS}",'
-        '"text":"Broadcast sent to 2 recipients","kind":"broadcast_summary",'
-        f'"origin":{sid},"state":"completed"}},"recipients":2,"delivered":1}}]\n'
-    )
+    summary, copies = broadcast_made(run)
+    sid = summary.task_id
+    sent = {"state": "sent", "transport": "tmux", "reason": None}
+    skipped = {"state": "skipped", "transport": None, "reason": "pending-pane"}
+    assert json.loads(result.stdout) == [
+        {
+            "task": {
+                "id": sid,
+                "from": team.director,
+                "ts": TS,
+                "text": "Broadcast sent to 2 recipients",
+                "kind": "broadcast_summary",
+                "origin": sid,
+                "state": "completed",
+            },
+            "recipients": 2,
+            "delivered": 1,
+            "recipient_tasks": [
+                {
+                    "agent_id": team.worker,
+                    "task_id": copies[team.worker],
+                    "notification_sent": True,
+                    "notification": sent,
+                },
+                {
+                    "agent_id": team.pending,
+                    "task_id": copies[team.pending],
+                    "notification_sent": False,
+                    "notification": skipped,
+                },
+            ],
+        }
+    ]
 
 
 def test_broadcast_with_no_recipients_still_reports_the_summary(run) -> None:
@@ -422,12 +464,8 @@ def test_ack_quiet_and_json(run, team: Team) -> None:
     as_json = run("--json", *team.args("ack", team.worker, "--task-id", str(second), "--quiet"))
 
     assert quiet.stdout == f"{first}\n"
-    assert json.loads(as_json.stdout) == {
-        "id": second,
-        "from": team.director,
-        "ts": TS,
-        "text": "b",
-        "state": "completed",
+    assert json.loads(as_json.stdout) == {  # upstream's wrapper
+        "task": {"id": second, "from": team.director, "ts": TS, "text": "b", "state": "completed"}
     }
 
 
@@ -465,13 +503,15 @@ def test_cancel_prints_task_canceled_and_the_rendering(run, team: Team) -> None:
     assert only_message(run).state is MessageState.CANCELED
 
 
-def test_cancel_json_is_the_task_object(run, team: Team) -> None:
+def test_cancel_json_wraps_the_task_object(run, team: Team) -> None:
     send(run, team, "x")
     task = only_message(run).task_id
 
     result = run("--json", *team.args("cancel", team.director, "--task-id", str(task)))
 
-    assert json.loads(result.stdout)["state"] == "canceled"
+    assert json.loads(result.stdout) == {
+        "task": {"id": task, "from": team.director, "ts": TS, "text": "x", "state": "canceled"}
+    }
 
 
 def test_cancel_by_the_recipient_is_an_error(run, team: Team) -> None:
@@ -527,8 +567,11 @@ def test_show_json_full_adds_the_deliveries(run, team: Team) -> None:
         run("--json", *team.args("show", team.worker, "--task-id", str(task), "--full")).stdout
     )
 
-    assert "deliveries" not in plain
-    assert detailed["task_id"] == task
+    assert plain == {
+        "task": {"id": task, "from": team.director, "ts": TS, "text": "look"},
+        "sender_verified": False,
+    }
+    assert detailed["task"]["task_id"] == task
     assert detailed["deliveries"] == [
         {
             "recipient_agent_id": team.worker,
@@ -560,7 +603,7 @@ def test_show_in_a_deleted_fleet_reads_the_message_and_says_the_fleet_is_deleted
         f"[{task} | from:{team.director} | {TS}]\nlast words\n"
         f"(fleet deleted {TS}; its history is read-only)\n"
     )
-    assert (shown["task_id"], shown["fleet_deleted_at"]) == (task, TS)
+    assert (shown["task"]["task_id"], shown["fleet_deleted_at"]) == (task, TS)
     assert [d["state"] for d in shown["deliveries"]] == ["sent"]
 
 
@@ -598,13 +641,47 @@ def test_writes_in_a_deleted_fleet_are_refused_and_store_nothing(run, team: Team
     assert run.world.all_messages() == [task]
 
 
-def test_show_of_a_summary_displays_it(run, team: Team) -> None:
+def test_show_of_a_summary_gives_the_text_sent_and_each_recipients_task(run, team: Team) -> None:
     run(*team.args("broadcast", team.director, "--text", "hi all"))
-    summary = next(m for m in run.world.all_messages() if m.is_summary)
+    summary, copies = broadcast_made(run)
+    run(*team.args("ack", team.worker, "--task-id", str(copies[team.worker])))
+    shown = ("show", team.worker, "--task-id", str(summary.task_id))
 
-    result = run("--json", *team.args("show", team.worker, "--task-id", str(summary.task_id)))
+    as_json = json.loads(run("--json", *team.args(*shown)).stdout)
+    text = run(*team.args(*shown)).stdout
+    full = run(*team.args(*shown, "--full")).stdout
 
-    assert json.loads(result.stdout)["kind"] == "broadcast_summary"
+    assert as_json["task"]["kind"] == "broadcast_summary"
+    assert as_json["task"]["text"] == "Broadcast sent to 2 recipients"  # upstream's value
+    assert as_json["broadcast"] == {
+        "text": "hi all",
+        "recipient_tasks": [
+            {"agent_id": team.worker, "task_id": copies[team.worker], "state": "completed"},
+            {"agent_id": team.pending, "task_id": copies[team.pending], "state": "input_required"},
+        ],
+    }
+    went_to = (
+        f"{team.worker} (task {copies[team.worker]}, completed),"
+        f" {team.pending} (task {copies[team.pending]}, input_required)"
+    )
+    assert text.splitlines()[1:] == ["hi all", f"to: {went_to}"]
+    assert full.splitlines()[-2:] == ["  text:  hi all", f"  to:    {went_to}"]
+
+
+def test_show_of_a_broadcast_to_nobody_keeps_the_summary_text(run) -> None:
+    made = run.world.fleet("solo")
+    fid, admin = str(made.fleet.fleet_id), str(made.administrator.agent_id)
+    run.world.deregister(made.director.agent_id)
+    run("message", "broadcast", "--fleet-id", fid, "--agent-id", admin, "--text", "x")
+    [summary] = run.world.all_messages()
+
+    args = ("message", "show", "--fleet-id", fid, "--agent-id", admin)
+    result = run("--json", *args, "--task-id", str(summary.task_id))
+
+    assert json.loads(result.stdout)["broadcast"] == {"text": None, "recipient_tasks": []}
+    assert run(*args, "--task-id", str(summary.task_id)).stdout.splitlines()[1] == (
+        "Broadcast sent to 0 recipients"
+    )
 
 
 # -- options ----------------------------------------------------------------------------------

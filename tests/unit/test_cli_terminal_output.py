@@ -73,7 +73,7 @@ def test_message_show_prints_the_body_escaped_and_json_keeps_it_exact(
     assert_inert(text.stdout)
     assert SHOWN.splitlines()[0] in text.stdout
     assert text.stdout.splitlines()[-1].strip() == "line two"  # a body still prints as lines
-    assert json.loads(as_json.stdout)["text"] == EVIL
+    assert json.loads(as_json.stdout)["task"]["text"] == EVIL
 
 
 def test_message_poll_prints_bodies_escaped_and_json_keeps_them_exact(

@@ -131,7 +131,7 @@ def test_a_webui_broadcast_writes_a_summary_the_cli_can_show(served) -> None:
         "--task-id",
         str(response.json()["task_id"]),
     )
-    assert shown["kind"] == "broadcast_summary"
+    assert shown["task"]["kind"] == "broadcast_summary"
 
 
 def test_refused_sends_write_nothing(served) -> None:

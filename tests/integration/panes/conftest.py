@@ -54,8 +54,8 @@ def prepared(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def pane_fleet(tmp_path: Path, prepared: Path) -> Iterator[PaneFleet]:
-    """A fresh private tmux server, database and fleet; the server is always killed."""
+def bare_pane_fleet(tmp_path: Path, prepared: Path) -> Iterator[PaneFleet]:
+    """A fresh private tmux server and database, no fleet yet; the server is always killed."""
     if TMUX is None:
         pytest.skip("tmux is not installed")
     home = tmp_path / "home"
@@ -76,11 +76,6 @@ def pane_fleet(tmp_path: Path, prepared: Path) -> Iterator[PaneFleet]:
             TMUX_PANE=tmux.first_pane,
         )
         fleet = PaneFleet(tmp_path, home, db_path, tmux, env)
-        made = fleet.json("fleet", "create", "--name", "t", "--coding-agent", "custom")
-        fleet.fleet_id = made["fleet_id"]
-        fleet.director = made["director"]["agent_id"]
-        fleet.admin = made["administrator_agent_id"]
-        assert made["director"]["placement"]["mux_pane_id"] == tmux.first_pane
         yield fleet
         # Shown only when the test failed: what each member received and what its pane shows.
         for member in fleet.members:
@@ -91,3 +86,15 @@ def pane_fleet(tmp_path: Path, prepared: Path) -> Iterator[PaneFleet]:
             print(tmux.run("capture-pane", "-p", "-t", member.pane, check=False))
     finally:
         tmux.kill()
+
+
+@pytest.fixture
+def pane_fleet(bare_pane_fleet: PaneFleet) -> PaneFleet:
+    """A fleet whose Director is the first pane of the private tmux server."""
+    fleet = bare_pane_fleet
+    made = fleet.json("fleet", "create", "--name", "t", "--coding-agent", "custom")
+    fleet.fleet_id = made["fleet_id"]
+    fleet.director = made["director"]["agent_id"]
+    fleet.admin = made["administrator_agent_id"]
+    assert made["director"]["placement"]["mux_pane_id"] == fleet.tmux.first_pane
+    return fleet

@@ -90,11 +90,15 @@ def test_broadcast_pushes_to_every_live_agent_pane(pane_fleet: PaneFleet) -> Non
     shell = fleet.tmux.panes()[fleet.director_pane]["command"]
     match = re.fullmatch(
         r"broadcast id=(\d+) recipients=3 delivered=2\n"
-        rf"  to {fleet.director}: preview skipped: pane runs {re.escape(shell)}\n",
+        rf"  to {fleet.director}: task (\d+), preview skipped: pane runs {re.escape(shell)}\n"
+        rf"  to {bob.agent_id}: task (\d+)\n"
+        rf"  to {carol.agent_id}: task (\d+)\n",
         out,
     )
     assert match, out
     summary = int(match.group(1))
+    recipients = (fleet.director, bob.agent_id, carol.agent_id)
+    printed = dict(zip(recipients, match.groups()[1:], strict=True))
     rows = fleet.rows(
         "SELECT t.task_id, t.to_agent_id, t.created_at, d.state, d.error FROM tasks t"
         " JOIN deliveries d ON d.task_id = t.task_id WHERE t.origin_task_id = ?"
@@ -103,6 +107,7 @@ def test_broadcast_pushes_to_every_live_agent_pane(pane_fleet: PaneFleet) -> Non
     )
     by_recipient = {r["to_agent_id"]: r for r in rows}
     assert set(by_recipient) == {fleet.director, bob.agent_id, carol.agent_id}
+    assert {a: str(r["task_id"]) for a, r in by_recipient.items()} == printed
     assert by_recipient[fleet.director]["state"] == "skipped"
     assert by_recipient[fleet.director]["error"].startswith("not-agent:")
     for member in (bob, carol):

@@ -242,7 +242,7 @@ def _listing_table(listing: MemberListing) -> str:
 
 def _listing_json(listing: MemberListing) -> list[dict[str, Any]]:
     from cafleet.application.members import ListMode
-    from cafleet.entrypoints.cli.rendering import humanize, iso, with_fleet_deleted
+    from cafleet.entrypoints.cli.rendering import iso, whole_seconds, with_fleet_deleted
 
     out = []
     for v in listing.members:
@@ -256,7 +256,7 @@ def _listing_json(listing: MemberListing) -> list[dict[str, Any]]:
                 last_sent=iso(act.last_sent),
                 last_recv=iso(act.last_recv),
                 last_ack=iso(act.last_ack),
-                idle=humanize(listing.now - last) if last else None,
+                idle=whole_seconds(listing.now - last) if last else None,
             )
         out.append(body)
     return out
@@ -366,7 +366,7 @@ def nudge(
     text_file: str | None,
 ) -> None:
     from cafleet.domain.delivery import DeliveryState
-    from cafleet.entrypoints.cli.message import notification_json, undelivered_line
+    from cafleet.entrypoints.cli.message import notification_fields, undelivered_line
 
     body = read_body(text, text_file)
     app = app_of(ctx)
@@ -387,8 +387,7 @@ def nudge(
             "member_agent_id": member_id,
             "pane_id": pane,
             "task_id": task_id,
-            "notification_sent": delivery.state is DeliveryState.SENT,
-            "notification": notification_json(delivery),
+            **notification_fields(delivery),
         },
     )
 

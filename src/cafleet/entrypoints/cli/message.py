@@ -18,7 +18,9 @@ from cafleet.entrypoints.cli.app import (
 from cafleet.entrypoints.cli.text_input import read_body, text_options
 
 if TYPE_CHECKING:
+    from cafleet.application.messaging import MessageDetail
     from cafleet.domain.delivery import Delivery
+    from cafleet.domain.message import Message
     from cafleet.entrypoints.cli.rendering import MessageRenderer
 
 agent_id_option = acting_agent_option()
@@ -37,11 +39,17 @@ def _renderer(app: App, full: bool) -> MessageRenderer:
     return MessageRenderer(app.components.settings.max_text_len, full)
 
 
-def notification_json(delivery: Delivery) -> dict[str, Any]:
+def notification_fields(delivery: Delivery) -> dict[str, Any]:
+    """Upstream's `notification_sent` and, beside it, what became of the preview (ours)."""
+    from cafleet.domain.delivery import DeliveryState
+
     return {
-        "state": delivery.state.value,
-        "transport": delivery.transport,
-        "reason": delivery.error,
+        "notification_sent": delivery.state is DeliveryState.SENT,
+        "notification": {
+            "state": delivery.state.value,
+            "transport": delivery.transport,
+            "reason": delivery.error,
+        },
     }
 
 
@@ -82,8 +90,6 @@ def send(
     full: bool,
     quiet: bool,
 ) -> None:
-    from cafleet.domain.delivery import DeliveryState
-
     body = read_body(text, text_file)
     app = app_of(ctx)
     fid = require_fleet_id(fleet_id)
@@ -98,8 +104,7 @@ def send(
         out,
         lambda: {
             "task": render.json(result.message),
-            "notification_sent": result.delivery.state is DeliveryState.SENT,
-            "notification": notification_json(result.delivery),
+            **notification_fields(result.delivery),
             "sender_verified": result.message.sender_verified,
         },
     )
@@ -130,20 +135,28 @@ def broadcast(
         else f"broadcast id={result.summary.task_id} recipients={result.recipients}"
         f" delivered={result.delivered}"
     )
-    misses = [
-        f"  to {d.recipient_agent_id}: {line}"
+    # one line per recipient: the id of its own message (to ack, show or cancel) and, when
+    # the preview did not reach its pane, why
+    lines = [
+        f"  to {d.recipient_agent_id}: task {d.task_id}"
+        + ("" if (line := undelivered_line(d)) is None else f", {line}")
         for d in result.deliveries
-        if (line := undelivered_line(d)) is not None
     ]
-    if misses:
-        out = "\n".join([out, *misses])
     app.emit(
-        out,
+        "\n".join([out, *lines]),
         lambda: [
             {
                 "task": render.json(result.summary),
                 "recipients": result.recipients,
                 "delivered": result.delivered,
+                "recipient_tasks": [
+                    {
+                        "agent_id": d.recipient_agent_id,
+                        "task_id": d.task_id,
+                        **notification_fields(d),
+                    }
+                    for d in result.deliveries
+                ],
             }
         ],
     )
@@ -186,7 +199,7 @@ def ack(
     acked = app.components.messaging().ack(fid, app.acting(agent_id), task_id, app.caller)
     render = _renderer(app, full)
     out = str(acked.task_id) if quiet else f"Message acknowledged.\n{render.text(acked)}"
-    app.emit(out, lambda: render.json(acked))
+    app.emit(out, lambda: {"task": render.json(acked)})
 
 
 @message.command("cancel", help="Retract a message you sent that was not acknowledged yet.")
@@ -202,7 +215,7 @@ def cancel(
     fid = require_fleet_id(fleet_id)
     canceled = app.components.messaging().cancel(fid, app.acting(agent_id), task_id, app.caller)
     render = _renderer(app, full)
-    app.emit(f"Task canceled.\n{render.text(canceled)}", lambda: render.json(canceled))
+    app.emit(f"Task canceled.\n{render.text(canceled)}", lambda: {"task": render.json(canceled)})
 
 
 @message.command("show", help="Show any message of the fleet.")
@@ -222,8 +235,13 @@ def show(
     render = _renderer(app, full)
 
     def payload() -> dict[str, Any]:
-        body = render.json(detail.message)
-        body["sender_verified"] = detail.message.sender_verified
+        # upstream's shape is {"task": ...}; what we add sits beside it, as in `send`
+        body = {
+            "task": render.json(detail.message),
+            "sender_verified": detail.message.sender_verified,
+        }
+        if detail.message.is_summary:
+            body["broadcast"] = _broadcast_json(render, detail.copies)
         if full:
             body["deliveries"] = [
                 {
@@ -241,7 +259,34 @@ def show(
             ]
         return with_fleet_deleted(body, detail.fleet_deleted_at)
 
-    text = render.text(detail.message, sender_check=True)
+    text = _shown_text(render, detail)
     if detail.fleet_deleted_at is not None:
         text = f"{text}\n{deleted_fleet_note(detail.fleet_deleted_at)}"
     app.emit(text, payload)
+
+
+def _shown_text(render: MessageRenderer, detail: MessageDetail) -> str:
+    """The message; for a broadcast summary, whose own text only counts the recipients,
+    what was sent and to whom (each recipient's own task and its state)."""
+    from dataclasses import replace
+
+    from cafleet.entrypoints.cli.rendering import labelled
+
+    if not detail.copies:
+        return render.text(detail.message, sender_check=True)
+    sent = replace(detail.message, text=detail.copies[0].text)
+    went_to = ", ".join(
+        f"{c.to_agent_id} (task {c.task_id}, {c.state.value})" for c in detail.copies
+    )
+    to_line = labelled([("to", went_to)], 7, indent="  ") if render.full else f"to: {went_to}"
+    return f"{render.text(sent, sender_check=True)}\n{to_line}"
+
+
+def _broadcast_json(render: MessageRenderer, copies: tuple[Message, ...]) -> dict[str, Any]:
+    return {
+        "text": render.body(copies[0]) if copies else None,
+        "recipient_tasks": [
+            {"agent_id": c.to_agent_id, "task_id": c.task_id, "state": c.state.value}
+            for c in copies
+        ],
+    }

@@ -98,7 +98,9 @@ def status(ctx: click.Context, fleet_id: int | None) -> None:
 
 
 def _age(report: MonitorStatus, at: Any) -> int | None:
-    return None if at is None else max(0, int((report.now - at).total_seconds()))
+    from cafleet.entrypoints.cli.rendering import whole_seconds
+
+    return None if at is None else whole_seconds(report.now - at)
 
 
 def _status_text(report: MonitorStatus) -> str:

@@ -42,8 +42,13 @@ def with_fleet_deleted(body: dict[str, Any], deleted_at: datetime | None) -> dic
     return body
 
 
+def whole_seconds(delta: timedelta) -> int:
+    """An age as JSON gives it (upstream's shape): whole seconds, never negative."""
+    return max(0, int(delta.total_seconds()))
+
+
 def humanize(delta: timedelta) -> str:
-    seconds = max(0, int(delta.total_seconds()))
+    seconds = whole_seconds(delta)
     if seconds < 60:
         return f"{seconds}s"
     if seconds < 3600:
@@ -103,7 +108,7 @@ class MessageRenderer:
         self._limit = max_text_len
         self.full = full
 
-    def _body(self, m: Message) -> str:
+    def body(self, m: Message) -> str:
         return m.text if self.full else truncated(m.text, self._limit)
 
     def text(self, m: Message, *, sender_check: bool = False) -> str:
@@ -133,7 +138,7 @@ class MessageRenderer:
             segments.append(f"state:{m.state.value}")
         segments.append(iso(m.status_timestamp) or "")
         header = "[" + " | ".join(segments) + "]"
-        return f"{header}\n{self._body(m)}" if m.text else header
+        return f"{header}\n{self.body(m)}" if m.text else header
 
     def json(self, m: Message) -> dict[str, Any]:
         if self.full:
@@ -154,7 +159,7 @@ class MessageRenderer:
             "id": m.task_id,
             "from": m.from_agent_id,
             "ts": iso(m.status_timestamp),
-            "text": self._body(m),
+            "text": self.body(m),
         }
         if m.type is not MessageType.UNICAST:
             compact["kind"] = m.type.value
