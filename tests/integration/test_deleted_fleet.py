@@ -64,7 +64,10 @@ def test_message_show_reads_a_deleted_fleets_message_as_any_agent_it_had(
         shown = cli.json(*args, "--full")
 
         assert text[-2:] == ["last words", gone["note"]]
-        assert (shown["task_id"], shown["fleet_deleted_at"]) == (gone["task"], gone["deleted_at"])
+        assert (shown["task"]["task_id"], shown["fleet_deleted_at"]) == (
+            gone["task"],
+            gone["deleted_at"],
+        )
         assert [d["recipient_agent_id"] for d in shown["deliveries"]] == [gone["worker"]]
 
 
