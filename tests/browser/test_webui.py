@@ -227,7 +227,7 @@ def test_agent_drawer_monitoring(web_fleet: WebFleet, open_page: OpenPage) -> No
     drawer.get_by_role("button", name="Save").click()
     expect(drawer.get_by_text("Interval saved.")).to_be_visible()
     config_args = (
-        "monitor", "config", "--fleet-id", str(web_fleet.fleet_id), "--agent-id", str(coder)
+        "monitor", "config", "--fleet-id", str(web_fleet.fleet_id), "--member-id", str(coder)
     )  # fmt: skip
     assert web_fleet.cli_json(*config_args)["interval_seconds"] == 90
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from cafleet.adapters.sqlite.schema import HEAD_REVISION, migrate
@@ -98,11 +100,10 @@ def test_group_without_subcommand_prints_help_and_exits_2(cli, group):
     assert " ".join(("Usage: cafleet", *group)) in result.stdout + result.stderr
 
 
-def test_local_json_is_rejected_outside_fleet_commands(cli):
-    result = cli("message", "poll", "--fleet-id", "1", "--agent-id", "1", "--json")
-    assert result.code == 2
-    assert "No such option" in result.stderr
-    assert "--json" in result.stderr
+def test_json_after_the_subcommand_is_taken_by_every_command(cli):
+    result = cli("doctor", "--json")
+    assert "No such option" not in result.stderr
+    assert "ok" in json.loads(result.stdout)
 
 
 # --------------------------------------------------------------------------- invalid settings
@@ -284,8 +285,8 @@ def test_file_that_is_not_a_database_is_one_line(cli, db_path):
 def test_fleet_id_is_required(migrated, cli):
     line = cli.fails("message", "poll", "--agent-id", "1")
     assert line == (
-        "Error: --fleet-id <int> is required for this subcommand. Create a fleet with"
-        " 'cafleet fleet create' and pass its id."
+        "Error: --fleet-id <int> is required for this subcommand unless CAFLEET_FLEET_ID"
+        " is set. Create a fleet with 'cafleet fleet create' and pass its id."
     )
 
 
@@ -321,7 +322,7 @@ LARGEST = str(2**63 - 1)
         ("message", "send", "--fleet-id", "1", "--agent-id", LARGEST, "--to", "2", "--text", "x"),
         ("message", "ack", "--fleet-id", "1", "--agent-id", "1", "--task-id", LARGEST),
         ("member", "delete", "--fleet-id", LARGEST, "--member-id", LARGEST),
-        ("monitor", "config", "--fleet-id", LARGEST, "--agent-id", LARGEST, "--interval", "86400"),
+        ("monitor", "config", "--fleet-id", LARGEST, "--member-id", LARGEST, "--interval", "86400"),
     ],
 )
 def test_the_largest_sqlite_integer_is_an_unknown_id_on_a_real_database(migrated, cli, args):
@@ -348,7 +349,7 @@ def test_ids_beyond_sqlite_integers_are_usage_errors(migrated, cli, option, valu
 
 
 def test_a_monitor_interval_of_2_63_minus_1_is_refused(migrated, cli):
-    result = cli("monitor", "config", "--fleet-id", "1", "--agent-id", "1", "--interval", LARGEST)
+    result = cli("monitor", "config", "--fleet-id", "1", "--member-id", "1", "--interval", LARGEST)
 
     assert result.code == 2
     assert result.stderr.splitlines()[-1] == (

@@ -242,8 +242,8 @@ def test_show_and_delete_require_a_fleet_id(run, command: str) -> None:
 
     assert result.exit_code == 1
     assert result.stderr == (
-        "Error: --fleet-id <int> is required for this subcommand."
-        " Create a fleet with 'cafleet fleet create' and pass its id.\n"
+        "Error: --fleet-id <int> is required for this subcommand unless CAFLEET_FLEET_ID"
+        " is set. Create a fleet with 'cafleet fleet create' and pass its id.\n"
     )
 
 

@@ -184,11 +184,14 @@ def test_list_json_of_no_members_is_an_empty_list(run, made) -> None:
     assert run("--json", "member", "list", "--fleet-id", str(made.fleet.fleet_id)).stdout == "[]\n"
 
 
-def test_list_rejects_a_local_json(run, made) -> None:
+def test_list_takes_json_after_the_subcommand(run, made) -> None:
     result = member_list(run, made, "--json")
 
-    assert result.exit_code == 2
-    assert "Error: No such option '--json'" in result.stderr
+    assert result.exit_code == 0, result.output
+    assert (
+        result.stdout
+        == run("--json", "member", "list", "--fleet-id", str(made.fleet.fleet_id)).stdout
+    )
 
 
 def test_list_requires_a_fleet_id(run) -> None:
@@ -196,8 +199,8 @@ def test_list_requires_a_fleet_id(run) -> None:
 
     assert result.exit_code == 1
     assert result.stderr == (
-        "Error: --fleet-id <int> is required for this subcommand."
-        " Create a fleet with 'cafleet fleet create' and pass its id.\n"
+        "Error: --fleet-id <int> is required for this subcommand unless CAFLEET_FLEET_ID"
+        " is set. Create a fleet with 'cafleet fleet create' and pass its id.\n"
     )
 
 

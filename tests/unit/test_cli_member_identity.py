@@ -122,16 +122,29 @@ def test_outside_a_member_pane_agent_id_is_still_required_and_any_id_works(run, 
         env={"CAFLEET_AGENT_ID": str(pane.other)},  # no secret: not a member's pane
     )  # fmt: skip
 
-    assert missing.exit_code == 2
-    assert "Error: Missing option '--agent-id'." in missing.stderr
+    assert missing.exit_code == 1
+    assert missing.stderr.startswith("Error: --agent-id <int> is required for this subcommand")
     assert as_member.exit_code == 0, as_member.output
     assert json.loads(as_member.stdout)["sender_verified"] is False
     assert stored(run) == [(pane.member, pane.director, False)]
 
 
-def test_monitor_config_agent_id_names_the_target_not_the_caller(run, pane: Pane) -> None:
+def test_monitor_config_member_id_names_the_target_not_the_caller(run, pane: Pane) -> None:
+    result = run(
+        "monitor", "config", "--fleet-id", pane.fid, "--member-id", str(pane.other), env=pane.env
+    )
+
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith(f"agent {pane.other}: interval ")
+
+
+def test_monitor_config_still_takes_the_old_agent_id_spelling_with_a_warning(
+    run, pane: Pane
+) -> None:
     result = run(
         "monitor", "config", "--fleet-id", pane.fid, "--agent-id", str(pane.other), env=pane.env
     )
 
     assert result.exit_code == 0, result.output
+    assert result.stdout.startswith(f"agent {pane.other}: interval ")
+    assert result.stderr == "Warning: 'monitor config --agent-id' is deprecated; use --member-id.\n"

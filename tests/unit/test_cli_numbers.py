@@ -102,7 +102,7 @@ def test_the_largest_monitor_interval_is_accepted(run) -> None:
     fid = str(made.fleet.fleet_id)
 
     result = run(
-        "monitor", "config", "--fleet-id", fid, "--agent-id", str(worker), "--interval", "86400"
+        "monitor", "config", "--fleet-id", fid, "--member-id", str(worker), "--interval", "86400"
     )
 
     assert result.exit_code == 0, result.stderr

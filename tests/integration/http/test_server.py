@@ -182,7 +182,7 @@ def test_a_monitor_patch_is_what_the_cli_then_shows(served) -> None:
     assert unchanged.json() == changed.json()
     assert invalid.status_code == 422
     shown = served.workspace.json(
-        "monitor", "config", "--fleet-id", str(fid), "--agent-id", str(director)
+        "monitor", "config", "--fleet-id", str(fid), "--member-id", str(director)
     )
     assert shown["interval_seconds"] == 180
     conn = sqlite3.connect(db)

@@ -316,7 +316,7 @@ def build_fleet(installation: Installation, logs: Path) -> MonitoredFleet:
     watcher_id = create("watcher", "monitor", watcher_log)
     member_id = create("worker", "member", member_log)
     cli.ok(
-        "monitor", "config", "--fleet-id", str(fleet_id), "--agent-id", str(member_id),
+        "monitor", "config", "--fleet-id", str(fleet_id), "--member-id", str(member_id),
         "--interval", "1",
     )  # fmt: skip
     return MonitoredFleet(

@@ -149,7 +149,7 @@ def test_status_of_a_fleet_that_never_ran_a_monitor(idle_fleet: Any) -> None:
 def test_config_shows_the_edited_interval(idle_fleet: Any) -> None:
     shown = idle_fleet.cli.ok(
         "monitor", "config", "--fleet-id", str(idle_fleet.fleet_id),
-        "--agent-id", str(idle_fleet.member_id),
+        "--member-id", str(idle_fleet.member_id),
     )  # fmt: skip
 
     assert shown.strip() == f"agent {idle_fleet.member_id}: interval 1s, enabled, last_ping -"
@@ -158,7 +158,7 @@ def test_config_shows_the_edited_interval(idle_fleet: Any) -> None:
 def test_config_refuses_the_monitoring_member(idle_fleet: Any) -> None:
     result = idle_fleet.cli(
         "monitor", "config", "--fleet-id", str(idle_fleet.fleet_id),
-        "--agent-id", str(idle_fleet.watcher_id),
+        "--member-id", str(idle_fleet.watcher_id),
     )  # fmt: skip
 
     assert result.code == 1

@@ -10,8 +10,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
+from click.core import ParameterSource
 
-from cafleet.domain.errors import CafleetError, ErrorKind, UsageProblem
+from cafleet.domain.errors import CafleetError, ErrorKind, Invalid
+from cafleet.domain.identity import AGENT_VARIABLE
 from cafleet.domain.terminal import escaped
 from cafleet.entrypoints.cli import numbers
 
@@ -43,12 +45,13 @@ class App:
         return self.components.settings.member
 
     def acting(self, agent_id: int | None) -> int:
-        """--agent-id, which in a member's pane defaults to the member itself."""
+        """--agent-id (else CAFLEET_AGENT_ID), which in a member's pane defaults to the
+        member itself."""
         if agent_id is not None:
             return agent_id
         if self.caller is not None:
             return self.caller.agent_id
-        raise UsageProblem("Missing option '--agent-id'.")
+        raise Invalid(AGENT_ID_REQUIRED)
 
     def emit(self, text: str | None, payload: Callable[[], Any]) -> None:
         """Print the JSON payload under --json (exact), else the text with its controls
@@ -68,9 +71,14 @@ def app_of(ctx: click.Context) -> App:
     return app
 
 
+FLEET_VARIABLE = "CAFLEET_FLEET_ID"
 FLEET_ID_REQUIRED = (
-    "--fleet-id <int> is required for this subcommand. Create a fleet with "
-    "'cafleet fleet create' and pass its id."
+    f"--fleet-id <int> is required for this subcommand unless {FLEET_VARIABLE} is set."
+    " Create a fleet with 'cafleet fleet create' and pass its id."
+)
+AGENT_ID_REQUIRED = (
+    f"--agent-id <int> is required for this subcommand unless {AGENT_VARIABLE} is set"
+    " (your own agent id)."
 )
 
 
@@ -91,9 +99,18 @@ def fail(message: str) -> NoReturn:
 
 
 class CafleetCommand(click.Command):
-    """Maps errors to the spec's lines: usage problems exit 2, others `Error: ...` exit 1."""
+    """Maps errors to the spec's lines: usage problems exit 2, others `Error: ...` exit 1.
+    Every command also takes `--json` after its name, as the root does before it."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.params.append(
+            click.Option(["--json", LOCAL_JSON], is_flag=True, help="Print machine-readable JSON.")
+        )
 
     def invoke(self, ctx: click.Context) -> Any:
+        if ctx.params.pop(LOCAL_JSON, False):
+            app_of(ctx).json = True
         try:
             components = app_of(ctx).components  # settings are validated before anything else
             if ctx.parent is not None and isinstance(ctx.parent.command, GatedGroup):
@@ -118,6 +135,9 @@ class CafleetCommand(click.Command):
             sys.exit(1)
 
 
+LOCAL_JSON = "local_json"
+
+
 class CafleetGroup(click.Group):
     command_class = CafleetCommand
 
@@ -130,20 +150,38 @@ class GatedGroup(CafleetGroup):
 CafleetGroup.group_class = CafleetGroup
 
 
+class EnvironmentDefaultOption(click.Option):
+    """An option whose value may come from a variable: a bad value names the variable."""
+
+    def get_error_hint(self, ctx: click.Context | None) -> str:
+        hint = super().get_error_hint(ctx)
+        source = None if ctx is None else ctx.get_parameter_source(self.name or "")
+        from_variable = source is ParameterSource.ENVIRONMENT
+        return f"{hint} (from {self.envvar})" if from_variable else hint
+
+
 fleet_id_option = click.option(
-    "--fleet-id", "fleet_id", type=numbers.ID, default=None, help="The fleet to act in."
+    "--fleet-id",
+    "fleet_id",
+    cls=EnvironmentDefaultOption,
+    type=numbers.ID,
+    default=None,
+    envvar=FLEET_VARIABLE,
+    help=f"The fleet to act in; required unless {FLEET_VARIABLE} is set (a member's pane has it).",
 )
 
 
 def acting_agent_option(
     dest: str = "agent_id", role: str = "The acting agent (you)."
 ) -> Callable[[FC], FC]:
-    """--agent-id naming who acts: in a member's pane it defaults to that member, and no
-    other id is accepted there (see domain/identity.py)."""
+    """--agent-id naming who acts, else CAFLEET_AGENT_ID: in a member's pane it defaults to
+    that member, and no other id is accepted there (see domain/identity.py)."""
     return click.option(
         "--agent-id",
         dest,
+        cls=EnvironmentDefaultOption,
         type=numbers.ID,
         default=None,
-        help=f"{role} Defaults to your own id in a member's pane.",
+        envvar=AGENT_VARIABLE,
+        help=f"{role} Required unless {AGENT_VARIABLE} is set (a member's pane has it).",
     )

@@ -16,17 +16,11 @@ from cafleet.entrypoints.cli.app import (
 )
 
 CODING_AGENTS = click.Choice(["claude", "codex", "opencode", "custom"])
-local_json = click.option("--json", "local_json", is_flag=True, help="Print JSON.")
 
 
 @click.group(cls=GatedGroup, help="Create, list, show and delete fleets.")
 def fleet() -> None:
     pass
-
-
-def _use_json(ctx: click.Context, local: bool) -> None:
-    if local:
-        app_of(ctx).json = True
 
 
 @fleet.command("create", help="Create a fleet; the calling pane becomes its root Director.")
@@ -39,13 +33,11 @@ def _use_json(ctx: click.Context, local: bool) -> None:
     help="What the Director runs (nothing is spawned).",
 )
 @click.option("--full", is_flag=True, help="Show every field.")
-@local_json
 @click.pass_context
-def create(ctx: click.Context, name: str, coding_agent: str, full: bool, local_json: bool) -> None:
+def create(ctx: click.Context, name: str, coding_agent: str, full: bool) -> None:
     from cafleet.domain.placement import CodingAgent
     from cafleet.entrypoints.cli.rendering import iso, labelled, placement_json
 
-    _use_json(ctx, local_json)
     app = app_of(ctx)
     made = app.components.fleets().create(name, CodingAgent(coding_agent))
     f, director, placement = made.fleet, made.director, made.placement
@@ -89,12 +81,10 @@ def create(ctx: click.Context, name: str, coding_agent: str, full: bool, local_j
 @click.option(
     "--all", "show_all", is_flag=True, help="Include deleted fleets (their history is kept)."
 )
-@local_json
 @click.pass_context
-def list_fleets(ctx: click.Context, show_all: bool, local_json: bool) -> None:
+def list_fleets(ctx: click.Context, show_all: bool) -> None:
     from cafleet.entrypoints.cli.rendering import iso, table
 
-    _use_json(ctx, local_json)
     app = app_of(ctx)
     listing = app.components.fleets().list(include_deleted=show_all)
     headers = ["FLEET_ID", "DIRECTOR", "NAME", "AGENTS", "CREATED_AT"]
@@ -131,12 +121,10 @@ def list_fleets(ctx: click.Context, show_all: bool, local_json: bool) -> None:
 
 @fleet.command("show", help="Show one fleet (deleted fleets included).")
 @fleet_id_option
-@local_json
 @click.pass_context
-def show(ctx: click.Context, fleet_id: int | None, local_json: bool) -> None:
+def show(ctx: click.Context, fleet_id: int | None) -> None:
     from cafleet.entrypoints.cli.rendering import iso, labelled
 
-    _use_json(ctx, local_json)
     app = app_of(ctx)
     f = app.components.fleets().show(require_fleet_id(fleet_id))
     pairs: list[tuple[str, Any]] = [
@@ -168,14 +156,10 @@ def show(ctx: click.Context, fleet_id: int | None, local_json: bool) -> None:
     show_default=True,
     help="Seconds to wait for members to exit before killing their panes.",
 )
-@local_json
 @click.pass_context
-def delete(
-    ctx: click.Context, fleet_id: int | None, keep_panes: bool, timeout: float, local_json: bool
-) -> None:
+def delete(ctx: click.Context, fleet_id: int | None, keep_panes: bool, timeout: float) -> None:
     from cafleet.application.fleets import PaneFate
 
-    _use_json(ctx, local_json)
     app = app_of(ctx)
     done = app.components.fleets().delete(
         require_fleet_id(fleet_id), keep_panes=keep_panes, timeout=timeout

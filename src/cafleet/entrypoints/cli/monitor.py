@@ -7,7 +7,13 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from cafleet.entrypoints.cli import numbers
-from cafleet.entrypoints.cli.app import GatedGroup, app_of, fleet_id_option, require_fleet_id
+from cafleet.entrypoints.cli.app import (
+    GatedGroup,
+    app_of,
+    fleet_id_option,
+    require_fleet_id,
+    warn,
+)
 
 if TYPE_CHECKING:
     from cafleet.application.monitoring import MonitorStatus
@@ -171,7 +177,9 @@ def _status_json(report: MonitorStatus) -> dict[str, Any]:
 
 @monitor.command("config", help="Show or change one agent's monitoring interval and switch.")
 @fleet_id_option
-@click.option("--agent-id", "agent_id", type=numbers.ID, required=True, help="The watched agent.")
+@click.option("--member-id", "member_id", type=numbers.ID, default=None, help="The watched agent.")
+# --agent-id means "you" everywhere else; here it once named the watched agent
+@click.option("--agent-id", "old_member_id", type=numbers.ID, default=None, hidden=True)
 @click.option("--interval", type=numbers.MONITOR_INTERVAL, default=None, help="Seconds (1-86400).")
 @click.option("--enable", "enable", is_flag=True, help="Watch this agent.")
 @click.option("--disable", "disable", is_flag=True, help="Stop watching this agent.")
@@ -179,17 +187,25 @@ def _status_json(report: MonitorStatus) -> dict[str, Any]:
 def config(
     ctx: click.Context,
     fleet_id: int | None,
-    agent_id: int,
+    member_id: int | None,
+    old_member_id: int | None,
     interval: int | None,
     enable: bool,
     disable: bool,
 ) -> None:
     if enable and disable:
         raise click.UsageError("--enable and --disable are mutually exclusive.", ctx)
+    if old_member_id is not None:
+        if member_id is not None:
+            raise click.UsageError("--agent-id is the old name of --member-id; pass one.", ctx)
+        warn("Warning: 'monitor config --agent-id' is deprecated; use --member-id.")
+        member_id = old_member_id
+    if member_id is None:
+        raise click.UsageError("Missing option '--member-id' (the watched agent).", ctx)
     app = app_of(ctx)
     enabled = True if enable else False if disable else None
     schedule = app.components.monitoring().config(
-        require_fleet_id(fleet_id), agent_id, interval, enabled
+        require_fleet_id(fleet_id), member_id, interval, enabled
     )
     app.emit(_config_text(schedule), lambda: _config_json(schedule))
 
