@@ -12,7 +12,6 @@ from cafleet.adapters.skills.installer import FilesystemSkillInstaller
 from cafleet.application.setup import SkillsService, shown
 from cafleet.composition import Components
 from cafleet.domain.agent_homes import AgentHomes
-from cafleet.domain.errors import Invalid
 from cafleet.domain.skills import SKILL_NAMES, SkillHome
 from cafleet.settings import Settings
 
@@ -138,7 +137,10 @@ class TestComposition:
         components = Components(settings, env)
 
         assert components.agent_homes == AgentHomes(
-            claude=Path("/h/.claude"), codex=Path("/x"), opencode=Path("/y/opencode")
+            claude=Path("/h/.claude"),
+            codex=Path("/x"),
+            opencode=Path("/y/opencode"),
+            shared=Path("/h/.agents"),
         )
         assert components.agent_homes.opencode_preset == Path("/y/opencode/agents/cafleet.md")
 
@@ -153,21 +155,27 @@ class TestShownPaths:
     def test_no_home_known(self) -> None:
         assert shown(HOME / ".codex", None) == "/home/u/.codex"
 
-    def test_no_homes_message_names_the_places_looked_at(self, tmp_path: Path) -> None:
+    def test_without_homes_the_shared_folder_is_used_and_the_places_looked_at_named(
+        self, tmp_path: Path
+    ) -> None:
         home = tmp_path / "home"
         env = {"CODEX_HOME": "/x", "XDG_CONFIG_HOME": "/y"}
+        store = MemoryStore()
         service = SkillsService(
-            MemoryStore(),
+            store,
             FakeClock(),
             FilesystemSkillInstaller(AgentHomes.from_environ(env, home)),
             "1.0",
             user_home=home,
         )
 
-        with pytest.raises(Invalid) as caught:
-            service.install()
+        [done] = service.install()
 
-        assert caught.value.message == (
-            "no coding-agent homes detected (looked for ~/.claude, /x, /y/opencode);"
-            " install a coding agent first, or pass --agent"
-        )
+        assert (done.home, done.directory) == (SkillHome.SHARED, home / ".agents" / "skills")
+        assert (home / ".agents" / "skills" / "cafleet" / "SKILL.md").is_file()
+        assert done.notes() == [
+            "agents: no coding-agent home found (looked for ~/.claude, /x, /y/opencode); Codex"
+            " and OpenCode read this folder, Claude Code does not: run 'cafleet setup skill'"
+            " again after installing an agent"
+        ]
+        assert [i.coding_agent for i in service.installs()] == ["agents"]

@@ -8,12 +8,11 @@ from datetime import timedelta
 from pathlib import Path
 
 from cafleet.application.ports import Clock, SkillInstaller, UnitOfWorkFactory
-from cafleet.domain.errors import Invalid
-from cafleet.domain.skills import SKILL_NAMES, SkillHome, SkillInstall
+from cafleet.domain.skills import AGENT_HOMES, SKILL_NAMES, SkillHome, SkillInstall
 
 NO_HOMES = (
-    "no coding-agent homes detected (looked for {looked}); install a coding agent first,"
-    " or pass --agent"
+    "{agent}: no coding-agent home found (looked for {looked}); Codex and OpenCode read this"
+    " folder, Claude Code does not: run 'cafleet setup skill' again after installing an agent"
 )
 
 
@@ -30,10 +29,16 @@ class InstalledSkills:
     version: str
     directory: Path
     kept: tuple[str, ...] = ()  # files there that CAFleet did not write
+    fallback: str | None = None  # why the shared folder was chosen (no agent home was found)
 
     def line(self, user_home: Path) -> str:
         where = shown(self.directory, user_home)
         return f"{self.home.value}: installed {', '.join(SKILL_NAMES)} (v{self.version}) -> {where}"
+
+    def notes(self) -> list[str]:
+        """What else the user should know: the fallback, then the files kept."""
+        kept = self.kept_line()
+        return [line for line in (self.fallback, kept) if line is not None]
 
     def kept_line(self) -> str | None:
         if not self.kept:
@@ -68,22 +73,26 @@ class SkillsService:
         with self._uow() as uow:
             uow.installs.list()  # pre-flight: the table must exist
         targets = list(dict.fromkeys(requested)) or self._installer.detected_homes()
-        if not targets:
-            # each agent's home is the parent of its skills directory
-            looked = (
-                shown(self._installer.skills_dir(h).parent, self._user_home) for h in SkillHome
-            )
-            raise Invalid(NO_HOMES.format(looked=", ".join(looked)))
+        fallback = None
+        if not targets:  # nothing to pick yet: a later Codex or OpenCode finds them there
+            targets, fallback = [SkillHome.SHARED], self._no_homes_line()
         done = []
         for home in targets:
             copied = self._installer.install(home)
             with self._uow(write=True) as uow:
                 uow.installs.record(SkillInstall(home.value, self._version, self._clock.now()))
                 uow.commit()
-            installed = InstalledSkills(home, self._version, copied.directory, copied.kept)
+            installed = InstalledSkills(
+                home, self._version, copied.directory, copied.kept, fallback
+            )
             on_installed(installed)
             done.append(installed)
         return done
+
+    def _no_homes_line(self) -> str:
+        # each agent's home is the parent of its skills directory
+        looked = (shown(self._installer.skills_dir(h).parent, self._user_home) for h in AGENT_HOMES)
+        return NO_HOMES.format(agent=SkillHome.SHARED.value, looked=", ".join(looked))
 
     def installs(self) -> list[SkillInstall]:
         with self._uow() as uow:
@@ -93,3 +102,45 @@ class SkillsService:
         """Deliveries still pending long after their message was stored (a crashed push)."""
         with self._uow() as uow:
             return uow.deliveries.count_pending_since(self._clock.now() - older_than)
+
+
+DEMO_AGENT = "cafleet-demo-agent"
+DEMO_MEMBER_FLAGS = f'--coding-agent custom --agent-command "{DEMO_AGENT} {{prompt}}"'
+
+
+@dataclass(frozen=True)
+class Readiness:
+    """What the doctor saw, reduced to what decides the user's next step."""
+
+    multiplexer_ok: bool
+    database_current: bool
+    skills_current: bool  # at least one install, none stale
+    skill_homes: frozenset[str]  # the coding agents (or "agents") with an install row
+    on_path: dict[str, bool]  # claude, codex, opencode and the demo agent
+
+
+def next_step(seen: Readiness) -> str:
+    """One line: the first thing to do, or how to start."""
+    if not seen.database_current or not seen.skills_current:
+        return "run 'cafleet setup'"
+    if not seen.multiplexer_ok:
+        return "run cafleet inside a tmux (or herdr) pane"
+    real = [a.value for a in AGENT_HOMES if seen.on_path.get(a.value)]
+    # Codex and OpenCode also read the shared folder; Claude Code reads only its own
+    unread = [
+        a
+        for a in real
+        if a not in seen.skill_homes
+        and not (a != SkillHome.CLAUDE.value and SkillHome.SHARED.value in seen.skill_homes)
+    ]
+    if unread:
+        flags = " ".join(f"--agent {a}" for a in unread)
+        return f"run 'cafleet setup skill {flags}' so {', '.join(unread)} finds the skills"
+    if real:
+        return "ready: cafleet fleet create --name my-project"
+    if seen.on_path.get(DEMO_AGENT):
+        return (
+            "no coding agent on PATH (claude, codex, opencode); try the demo agent:"
+            f" cafleet member create ... {DEMO_MEMBER_FLAGS} (README, 'Use')"
+        )
+    return "no coding agent on PATH: install Claude Code, Codex or OpenCode"

@@ -5,7 +5,8 @@
 - Codex: `$CODEX_HOME`, else `~/.codex`.
 - OpenCode: `$XDG_CONFIG_HOME/opencode`, else `~/.config/opencode`.
 
-Skills live in `<config home>/skills`; the opencode agent preset in
+Skills live in `<config home>/skills`; the cross-agent folder is `~/.agents` (its skills in
+`~/.agents/skills`, which Codex and OpenCode read besides their own). The opencode agent preset in
 `<config home>/agents/cafleet.md`. An empty variable counts as unset, and so does a relative
 one (the XDG base-directory rule: only an absolute path is a usable value). Nothing here
 touches the filesystem.
@@ -22,6 +23,7 @@ from cafleet.domain.placement import CodingAgent
 from cafleet.domain.skills import SkillHome
 
 OPENCODE_PRESET_NAME = "cafleet"
+SHARED_HOME = ".agents"  # under HOME; no agent variable moves it
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,7 @@ class AgentHomes:
     claude: Path
     codex: Path
     opencode: Path
+    shared: Path
 
     @classmethod
     def from_environ(cls, env: Mapping[str, str], home: Path) -> AgentHomes:
@@ -44,6 +47,7 @@ class AgentHomes:
             claude=resolved(CodingAgent.CLAUDE),
             codex=resolved(CodingAgent.CODEX),
             opencode=resolved(CodingAgent.OPENCODE),
+            shared=home / SHARED_HOME,
         )
 
     def config_home(self, agent: SkillHome) -> Path:
@@ -51,6 +55,7 @@ class AgentHomes:
             SkillHome.CLAUDE: self.claude,
             SkillHome.CODEX: self.codex,
             SkillHome.OPENCODE: self.opencode,
+            SkillHome.SHARED: self.shared,
         }[agent]
 
     def skills_dir(self, agent: SkillHome) -> Path:

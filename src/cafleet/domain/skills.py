@@ -14,11 +14,17 @@ SKILL_NAMES = ("cafleet", "cafleet-design-doc", "cafleet-research")
 
 
 class SkillHome(StrEnum):
-    """Coding agents with a skills directory, in detection order."""
+    """Where skills are installed: each coding agent's own home, in detection order, and the
+    cross-agent `~/.agents` folder (read by Codex and OpenCode, not by Claude Code), which
+    `setup` uses when no agent's home exists yet."""
 
     CLAUDE = "claude"
     CODEX = "codex"
     OPENCODE = "opencode"
+    SHARED = "agents"
+
+
+AGENT_HOMES = (SkillHome.CLAUDE, SkillHome.CODEX, SkillHome.OPENCODE)  # what detection looks for
 
 
 @dataclass(frozen=True)

@@ -101,3 +101,23 @@ def test_doctor_text_says_where_each_agent_is_or_that_it_is_missing(
     runs = next(line for line in text.splitlines() if line.strip().startswith("runs:"))
     assert shlex.split(runs.split(":", 1)[1])[0] == str(claude)
     assert "submit:   0.2s after the text" in text
+
+
+def test_doctor_says_which_agent_binaries_are_on_path_and_what_to_do_next(
+    installed: Any, tmp_path: Path
+) -> None:
+    demo = fake_binary(tmp_path / "bin", "cafleet-demo-agent")
+    path = f"{demo.parent}{os.pathsep}/usr/bin{os.pathsep}/bin"
+
+    as_json = json.loads(installed.run("--json", "doctor", env={"PATH": path}).stdout)
+    text = installed.run("doctor", env={"PATH": path}).stdout
+
+    assert as_json["on_path"] == {
+        "claude": None,
+        "codex": None,
+        "opencode": None,
+        "cafleet-demo-agent": str(demo),
+    }
+    assert "\non PATH:\n  claude:             not found\n" in text
+    assert f"\n  cafleet-demo-agent: {demo}\n" in text
+    assert text.endswith(f"\nnext: {as_json['next']}\n")

@@ -18,7 +18,7 @@ from pathlib import Path
 from cafleet.application.ports import SkillInstaller
 from cafleet.domain.agent_homes import AgentHomes
 from cafleet.domain.errors import Invalid, Unavailable
-from cafleet.domain.skills import SKILL_NAMES, SkillHome, SkillsCopied
+from cafleet.domain.skills import AGENT_HOMES, SKILL_NAMES, SkillHome, SkillsCopied
 
 BUNDLE = Path(__file__).resolve().parent.parent.parent / "skills"
 MANIFEST = ".cafleet-files"  # in each installed skill folder: the files CAFleet wrote there
@@ -31,7 +31,7 @@ class FilesystemSkillInstaller(SkillInstaller):
 
     def detected_homes(self) -> list[SkillHome]:
         """Agents whose config home is an existing directory."""
-        return [agent for agent in SkillHome if self._homes.config_home(agent).is_dir()]
+        return [agent for agent in AGENT_HOMES if self._homes.config_home(agent).is_dir()]
 
     def skills_dir(self, home: SkillHome) -> Path:
         return self._homes.skills_dir(home)

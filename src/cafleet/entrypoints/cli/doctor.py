@@ -32,6 +32,8 @@ def doctor(ctx: click.Context) -> None:
         "skills": _skills(components),
         "agents": _agents(components),
     }
+    report["on_path"] = _on_path(components)
+    report["next"] = _next(report)
     ok = (
         report["multiplexer"]["error"] is None
         and report["database"]["revision"] == report["database"]["head"]
@@ -157,6 +159,31 @@ def _agents(components: Components) -> list[dict[str, Any]]:
     return agents
 
 
+def _on_path(components: Components) -> dict[str, str | None]:
+    """Where each agent binary is, the demo agent's included (None: not on PATH)."""
+    from cafleet.adapters.programs import SystemPrograms
+    from cafleet.application.setup import DEMO_AGENT
+    from cafleet.domain.skills import AGENT_HOMES
+
+    programs = SystemPrograms(components.env)
+    return {name: programs.which(name) for name in [*(a.value for a in AGENT_HOMES), DEMO_AGENT]}
+
+
+def _next(report: dict[str, Any]) -> str:
+    from cafleet.application.setup import Readiness, next_step
+
+    installs = report["skills"]["installs"]
+    return next_step(
+        Readiness(
+            multiplexer_ok=report["multiplexer"]["error"] is None,
+            database_current=report["database"]["revision"] == report["database"]["head"],
+            skills_current=bool(installs) and all(i["current"] for i in installs),
+            skill_homes=frozenset(i["coding_agent"] for i in installs),
+            on_path={name: path is not None for name, path in report["on_path"].items()},
+        )
+    )
+
+
 def _channel_words(channel: str) -> str:
     """A channel for the text report; herdr's prompt reaches only members on herdr."""
     return f"{channel} (on herdr)" if channel == "herdr-prompt" else channel
@@ -242,4 +269,9 @@ def _text(report: dict[str, Any]) -> str:
                 indent="    ",
             )
         )
+    lines.append("on PATH:")
+    width = max(map(len, report["on_path"])) + 2
+    found = [(name, path or "not found") for name, path in report["on_path"].items()]
+    lines.append(labelled(found, width, indent="  "))
+    lines.append(f"next: {report['next']}")
     return "\n".join(lines)

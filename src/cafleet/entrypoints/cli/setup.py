@@ -6,7 +6,7 @@ import click
 
 from cafleet.entrypoints.cli.app import CafleetCommand, CafleetGroup, app_of, fail
 
-AGENTS = click.Choice(["claude", "codex", "opencode"])
+AGENTS = click.Choice(["claude", "codex", "opencode", "agents"])
 
 
 @click.group(
@@ -66,9 +66,8 @@ def _setup_skills(ctx: click.Context, agents: tuple[str, ...]) -> None:
 
     def report(done: InstalledSkills) -> None:
         click.echo(done.line(home))
-        kept = done.kept_line()
-        if kept is not None:
-            click.echo(escaped(kept))
+        for note in done.notes():
+            click.echo(escaped(note))
 
     components.skills().install([SkillHome(a) for a in agents], on_installed=report)
 
@@ -88,7 +87,8 @@ def setup_db() -> None:
     "agents",
     type=AGENTS,
     multiple=True,
-    help="Install for this agent (repeatable); default: every home found.",
+    help="Install for this agent (repeatable; 'agents' is the shared ~/.agents/skills);"
+    " default: every agent home found, else ~/.agents/skills.",
 )
 @click.pass_context
 def setup_skill(ctx: click.Context, agents: tuple[str, ...]) -> None:
