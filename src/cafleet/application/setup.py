@@ -8,6 +8,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from cafleet.application.ports import Clock, SkillInstaller, UnitOfWorkFactory
+from cafleet.domain.coding_agents import DEMO_AGENT, DEMO_AGENT_FLAGS
 from cafleet.domain.skills import AGENT_HOMES, SKILL_NAMES, SkillHome, SkillInstall
 
 NO_HOMES = (
@@ -104,10 +105,6 @@ class SkillsService:
             return uow.deliveries.count_pending_since(self._clock.now() - older_than)
 
 
-DEMO_AGENT = "cafleet-demo-agent"
-DEMO_MEMBER_FLAGS = f'--coding-agent custom --agent-command "{DEMO_AGENT} {{prompt}}"'
-
-
 @dataclass(frozen=True)
 class Readiness:
     """What the doctor saw, reduced to what decides the user's next step."""
@@ -141,6 +138,6 @@ def next_step(seen: Readiness) -> str:
     if seen.on_path.get(DEMO_AGENT):
         return (
             "no coding agent on PATH (claude, codex, opencode); try the demo agent:"
-            f" cafleet member create ... {DEMO_MEMBER_FLAGS} (README, 'Use')"
+            f" cafleet member create ... {DEMO_AGENT_FLAGS} (README, 'Use')"
         )
     return "no coding agent on PATH: install Claude Code, Codex or OpenCode"

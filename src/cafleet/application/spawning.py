@@ -31,6 +31,7 @@ from cafleet.domain.agent import Agent, CardKind
 from cafleet.domain.agent_homes import AgentHomes
 from cafleet.domain.agent_profiles import SPAWN_FILE, AgentProfiles, SpawnFacts, session_variables
 from cafleet.domain.coding_agents import (
+    DEMO_AGENT_FLAGS,
     LaunchSpec,
     SpawnIdentity,
     accepted_commands,
@@ -243,7 +244,10 @@ class MemberSpawner:
             raise Invalid(f"the Director's pane {pane} is gone; cannot place a member beside it.")
         binary = self._programs.which(spec.binary_name)
         if binary is None:
-            raise Invalid(f"binary {spec.binary_name} not found on PATH")
+            raise Invalid(
+                f"binary {spec.binary_name} not found on PATH"
+                + ("" if request.coding_agent else _implicit_agent_hint(request, coding_agent))
+            )
         commands: tuple[str, ...] = ()
         if coding_agent is CodingAgent.CUSTOM:
             words = spec.custom.leading_words if spec.custom else ()
@@ -353,6 +357,15 @@ def _live_fleet_for_spawn(uow: UnitOfWork, fleet_id: int) -> Fleet:
     if fleet is None:
         raise UsageProblem(f"Fleet '{fleet_id}' not found.")
     return fleet.require_live()
+
+
+def _implicit_agent_hint(request: MemberRequest, picked: CodingAgent) -> str:
+    """Where a coding agent nobody named came from, and how to name another."""
+    origin = "the Director's coding agent" if request.monitor else "the default coding agent"
+    return (
+        f" ({picked.value} is {origin}); pass --coding-agent, or {DEMO_AGENT_FLAGS}"
+        " for the built-in demo agent"
+    )
 
 
 def _director_placement(

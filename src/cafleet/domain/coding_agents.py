@@ -428,6 +428,11 @@ WITHHELD_VARIABLES = frozenset({"CAFLEET_WEBUI_TOKEN", "TMUX", "TMUX_PANE"})
 WITHHELD_PREFIXES = ("HERDR_",)
 
 
+# the built-in demo agent (cafleet.demo_agent) runs as a custom agent with these flags
+DEMO_AGENT = "cafleet-demo-agent"
+DEMO_AGENT_FLAGS = f'--coding-agent custom --agent-command "{DEMO_AGENT} {{prompt}}"'
+
+
 def member_environment(
     caller_env: Mapping[str, str],
     *,

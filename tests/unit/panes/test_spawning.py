@@ -945,7 +945,22 @@ VALIDATION_ERRORS = [
         id="opencode-model",
     ),
     pytest.param(
-        _no_binaries, {}, Invalid, "binary claude not found on PATH", id="missing-binary",
+        _no_binaries, {}, Invalid,
+        "binary claude not found on PATH (claude is the default coding agent); pass"
+        ' --coding-agent, or --coding-agent custom --agent-command "cafleet-demo-agent {prompt}"'
+        " for the built-in demo agent",
+        id="missing-binary",
+    ),
+    pytest.param(
+        _no_binaries, {"coding_agent": CodingAgent.CLAUDE}, Invalid,
+        "binary claude not found on PATH", id="missing-named-binary",
+    ),
+    pytest.param(
+        _no_binaries, {"monitor": True}, Invalid,
+        "binary claude not found on PATH (claude is the Director's coding agent); pass"
+        ' --coding-agent, or --coding-agent custom --agent-command "cafleet-demo-agent {prompt}"'
+        " for the built-in demo agent",
+        id="missing-inherited-binary",
     ),
     pytest.param(
         _no_binaries,

@@ -162,7 +162,7 @@ def _agents(components: Components) -> list[dict[str, Any]]:
 def _on_path(components: Components) -> dict[str, str | None]:
     """Where each agent binary is, the demo agent's included (None: not on PATH)."""
     from cafleet.adapters.programs import SystemPrograms
-    from cafleet.application.setup import DEMO_AGENT
+    from cafleet.domain.coding_agents import DEMO_AGENT
     from cafleet.domain.skills import AGENT_HOMES
 
     programs = SystemPrograms(components.env)
