@@ -6,7 +6,7 @@ end-to-end tests a deterministic agent to drive.
 
 Usage::
 
-    cafleet-demo-agent [--rounds N] [--slow-composer MS] [--permission-menu] [PROMPT ...]
+    cafleet-demo-agent [--rounds N] [--hold] [--slow-composer MS] [--permission-menu] [PROMPT ...]
     python -m cafleet.demo_agent ...
 
 Identity comes from ``CAFLEET_FLEET_ID`` and ``CAFLEET_AGENT_ID`` (set by ``member create``);
@@ -44,6 +44,9 @@ Submissions
 
 Options
     ``--rounds N`` (default 3): the last ``pong`` that is answered with a ``ping``.
+    ``--hold`` (or env ``CAFLEET_DEMO_HOLD=1``): a message preview is only shown, as
+    ``HOLD <T> from <S>: poll and ack it as agent <A>``; nothing is polled, acknowledged or
+    answered, so the user can walk through ``message poll`` and ``message ack`` by hand.
 
 Log
     ``CAFLEET_DEMO_LOG=<file>`` appends one JSON object per line, flushed after each line:
@@ -368,6 +371,7 @@ class Options:
     rounds: int = 3
     slow_composer_ms: int = 0
     permission_menu: bool = False
+    hold: bool = False  # leave messages for the user to poll and ack
 
 
 class DemoAgent:
@@ -462,7 +466,13 @@ class DemoAgent:
             return 0
         if stripped.startswith("!"):
             self._shell(stripped[1:].strip())
-        elif PREVIEW_RE.match(first) or first.startswith(POLL_LINE):
+        elif (preview := PREVIEW_RE.match(first)) and self.options.hold:
+            task, sender = preview.group(1), preview.group(2)
+            self.log.write("hold", task_id=int(task), **{"from": int(sender)})
+            self.screen.line(
+                f"HOLD {task} from {sender}: poll and ack it as agent {self.options.agent_id}"
+            )
+        elif preview or first.startswith(POLL_LINE):
             self.poll()
         elif first.startswith(WAKE_LINE):
             self.screen.line("WAKE")
@@ -625,6 +635,11 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--rounds", type=_positive, default=3, help="ping-pong rounds (3)")
     parser.add_argument(
+        "--hold",
+        action="store_true",
+        help="show message previews but leave the messages for you to poll and ack",
+    )
+    parser.add_argument(
         "--slow-composer",
         type=_non_negative,
         default=None,
@@ -695,6 +710,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rounds=args.rounds,
         slow_composer_ms=slow,
         permission_menu=args.permission_menu,
+        hold=args.hold or os.environ.get("CAFLEET_DEMO_HOLD", "") not in ("", "0"),
     )
     log = EventLog(os.environ.get("CAFLEET_DEMO_LOG") or None)
     out = sys.stdout

@@ -325,3 +325,25 @@ def test_missing_identity_exits_2(
     assert captured.out == ""
     assert message in captured.err
     assert len(captured.err.splitlines()) == 1
+
+
+def test_hold_shows_a_preview_and_leaves_the_message_for_the_user(tmp_path: Path) -> None:
+    cli = FakeCli([{"task_id": 7, "from_agent_id": 1, "text": "ping 1"}])
+    agent, out, log = make_agent(tmp_path, cli, hold=True)
+    agent.handle(Paste("[cafleet msg 7 from 1 2026-01-01T00:00:00+00:00]\nping 1"), 0.0)
+    agent.handle(Submit(), 1.0)
+
+    assert cli.calls == []  # no poll, no ack, no answer
+    assert printed(out)[-1] == "HOLD 7 from 1: poll and ack it as agent 3"
+    assert [e for e in events_of(log) if e["event"] == "hold"] == [
+        {"event": "hold", "task_id": 7, "from": 1}
+    ]
+
+
+def test_hold_still_polls_when_told_to(tmp_path: Path) -> None:
+    cli = FakeCli([])
+    agent, _, _ = make_agent(tmp_path, cli, hold=True)
+    agent.handle(Text("cafleet message poll --fleet-id 1 --agent-id 3"), 0.0)
+    agent.handle(Submit(), 1.0)
+
+    assert [c[3] for c in cli.calls] == ["poll"]
