@@ -138,13 +138,11 @@ def test_monitor_config_member_id_names_the_target_not_the_caller(run, pane: Pan
     assert result.stdout.startswith(f"agent {pane.other}: interval ")
 
 
-def test_monitor_config_still_takes_the_old_agent_id_spelling_with_a_warning(
-    run, pane: Pane
-) -> None:
+def test_monitor_config_still_takes_upstreams_agent_id_spelling_quietly(run, pane: Pane) -> None:
     result = run(
         "monitor", "config", "--fleet-id", pane.fid, "--agent-id", str(pane.other), env=pane.env
     )
 
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith(f"agent {pane.other}: interval ")
-    assert result.stderr == "Warning: 'monitor config --agent-id' is deprecated; use --member-id.\n"
+    assert result.stderr == ""

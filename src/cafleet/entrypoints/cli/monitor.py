@@ -12,7 +12,6 @@ from cafleet.entrypoints.cli.app import (
     app_of,
     fleet_id_option,
     require_fleet_id,
-    warn,
 )
 
 if TYPE_CHECKING:
@@ -178,7 +177,7 @@ def _status_json(report: MonitorStatus) -> dict[str, Any]:
 @monitor.command("config", help="Show or change one agent's monitoring interval and switch.")
 @fleet_id_option
 @click.option("--member-id", "member_id", type=numbers.ID, default=None, help="The watched agent.")
-# --agent-id means "you" everywhere else; here it once named the watched agent
+# --agent-id means "you" everywhere else; upstream's scripts name the watched agent with it here
 @click.option("--agent-id", "old_member_id", type=numbers.ID, default=None, hidden=True)
 @click.option("--interval", type=numbers.MONITOR_INTERVAL, default=None, help="Seconds (1-86400).")
 @click.option("--enable", "enable", is_flag=True, help="Watch this agent.")
@@ -198,7 +197,6 @@ def config(
     if old_member_id is not None:
         if member_id is not None:
             raise click.UsageError("--agent-id is the old name of --member-id; pass one.", ctx)
-        warn("Warning: 'monitor config --agent-id' is deprecated; use --member-id.")
         member_id = old_member_id
     if member_id is None:
         raise click.UsageError("Missing option '--member-id' (the watched agent).", ctx)
