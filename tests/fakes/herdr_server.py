@@ -9,8 +9,8 @@ another), a log of every byte written into each pane, and its screen.
 
 Methods: ping, workspace.create/list, tab.create, pane.current/get/list/split/close/focus,
 pane.send_text/send_keys/send_input, pane.read, pane.layout, pane.resize,
-pane.process_info, agent.prompt, events.subscribe. Anything else is answered with
-`invalid_request`.
+layout.set_split_ratio, pane.process_info, agent.prompt, events.subscribe. Anything else
+is answered with `invalid_request`.
 
 `events.subscribe {subscriptions: [...]}` follows herdr (`src/api/server.rs`
 `stream_subscriptions`, `src/api/subscriptions.rs`, `src/api/schema/events.rs`): an entry
@@ -59,6 +59,7 @@ import contextlib
 import fcntl
 import itertools
 import json
+import math
 import os
 import re
 import select
@@ -78,7 +79,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 PROTOCOL = 20
-VERSION = "0.8.0"
+VERSION = "0.8.2"
+HEADLESS_COLUMNS, HEADLESS_ROWS = 120, 40  # herdr's virtual terminal with no client attached
+RATIO_RANGE = (0.1, 0.9)  # herdr clamps every split ratio to this
 MAX_REQUEST_BYTES = 1024 * 1024
 READ_TIMEOUT_SECONDS = 5.0
 AGENT_STATES = ("idle", "working", "blocked", "done", "unknown")
@@ -377,6 +380,18 @@ class Rect:
         return {"x": self.x, "y": self.y, "width": self.width, "height": self.height}
 
 
+@dataclass(frozen=True)
+class Border:
+    """A split as herdr's `SplitBorder`: its area, its path from the root (True: the second
+    child) and the divider's position (x for `right`, y for `down`)."""
+
+    direction: str
+    ratio: float
+    area: Rect
+    path: tuple[bool, ...]
+    pos: int
+
+
 @dataclass
 class Tab:
     tab_id: str
@@ -446,9 +461,8 @@ class FakeHerdrServer:
         shell: str | None = None,
         protocol: int = PROTOCOL,
         version: str = VERSION,
-        columns: int = 200,
-        rows: int = 50,
-        resize_focuses: bool = False,
+        columns: int = HEADLESS_COLUMNS,
+        rows: int = HEADLESS_ROWS,
         prompt_enter_delay: float = PROMPT_ENTER_DELAY,
         event_poll: float = EVENT_POLL,
     ) -> None:
@@ -466,7 +480,6 @@ class FakeHerdrServer:
         self.version = version
         self.columns = columns
         self.rows = rows
-        self.resize_focuses = resize_focuses
         self.prompt_enter_delay = prompt_enter_delay
         self.event_poll = event_poll
         self._events: list[tuple[int, str, dict[str, Any]]] = []  # (sequence, kind, data)
@@ -731,6 +744,7 @@ class FakeHerdrServer:
             "pane.read": self._pane_read,
             "pane.layout": self._pane_layout,
             "pane.resize": self._pane_resize,
+            "layout.set_split_ratio": self._set_split_ratio,
             "pane.process_info": self._process_info,
             "agent.prompt": self._agent_prompt,
         }
@@ -821,7 +835,8 @@ class FakeHerdrServer:
 
     def _ping(self, params: dict[str, Any]) -> dict[str, Any]:
         return {"type": "pong", "version": self.version, "protocol": self.protocol,
-                "capabilities": {}}  # fmt: skip
+                "capabilities": {"live_handoff": False,
+                                 "detached_server_daemon": False}}  # fmt: skip
 
     def _workspace_create(self, params: dict[str, Any]) -> dict[str, Any]:
         env = _checked_env(params.get("env"))
@@ -1006,9 +1021,8 @@ class FakeHerdrServer:
         with self.lock:
             pane = self._pane(params.get("pane_id") or self._focused_pane())
             tab = self.tabs[pane.tab_id]
-            changed = _resize(tab.root, pane.pane_id, direction, amount)
-            if self.resize_focuses:  # what herdr's ambient resize does: focus the pane
-                tab.focused = pane.pane_id
+            rects, splits = self._geometry(tab)
+            changed = _resize(tab.root, rects[pane.pane_id], splits, direction, amount)
             layout = self._layout(tab)
             resize: dict[str, Any] = {
                 "changed": changed,
@@ -1019,6 +1033,31 @@ class FakeHerdrServer:
             if not changed:
                 resize["reason"] = "unchanged"
             return {"type": "pane_resize", "resize": resize}
+
+    def _set_split_ratio(self, params: dict[str, Any]) -> dict[str, Any]:
+        """herdr's `src/app/api/layouts.rs` handle_layout_set_split_ratio: `path` leads from
+        the tab's root (true: the second child); the ratio is clamped to 0.1-0.9."""
+        ratio, path = float(params["ratio"]), params["path"]
+        if not isinstance(path, list) or not all(isinstance(step, bool) for step in path):
+            raise TypeError("path must be a list of booleans")
+        if not math.isfinite(ratio):
+            raise HerdrError("invalid_ratio", "ratio must be finite")
+        with self.lock:
+            tab_id, pane_id = params.get("tab_id"), params.get("pane_id")
+            if (tab_id is None) == (pane_id is None):
+                raise HerdrError("layout_not_found", "layout target not found")
+            tab = (
+                self.tabs.get(tab_id)
+                if tab_id
+                else self.tabs.get(getattr(self.panes.get(pane_id), "tab_id", ""))
+            )
+            if tab is None:
+                raise HerdrError("layout_not_found", "layout target not found")
+            node = _node_at(tab.root, path)
+            if not isinstance(node, Split):
+                raise HerdrError("split_not_found", "split path not found")
+            node.ratio = _clamped(ratio)
+            return {"type": "layout_split_ratio_set", "layout": self._description(tab)}
 
     def _process_info(self, params: dict[str, Any]) -> dict[str, Any]:
         with self.lock:
@@ -1115,10 +1154,10 @@ class FakeHerdrServer:
         if tab.focused == pane.pane_id:
             tab.focused = _leaves(remaining)[0]
 
-    def _geometry(self, tab: Tab) -> tuple[dict[str, Rect], list[dict[str, Any]]]:
+    def _geometry(self, tab: Tab) -> tuple[dict[str, Rect], list[Border]]:
         rects: dict[str, Rect] = {}
-        splits: list[dict[str, Any]] = []
-        _place(tab.root, Rect(0, 0, self.columns, self.rows), rects, splits)
+        splits: list[Border] = []
+        _place(tab.root, Rect(0, 0, self.columns, self.rows), (), rects, splits)
         return rects, splits
 
     def _layout(self, tab: Tab) -> dict[str, Any]:
@@ -1133,8 +1172,17 @@ class FakeHerdrServer:
                 {"pane_id": pane_id, "focused": pane_id == tab.focused, "rect": rect.wire()}
                 for pane_id, rect in rects.items()
             ],
-            "splits": [{"id": f"split-{index}", **split} for index, split in enumerate(splits)],
-        }
+            "splits": [
+                {"id": _split_id(index, split.path), "direction": split.direction,
+                 "ratio": split.ratio, "rect": split.area.wire()}
+                for index, split in enumerate(splits)
+            ],
+        }  # fmt: skip
+
+    def _description(self, tab: Tab) -> dict[str, Any]:
+        """herdr's LayoutDescription (the tree itself, not the rectangles)."""
+        return {"workspace_id": tab.workspace_id, "tab_id": tab.tab_id, "zoomed": False,
+                "focused_pane_id": tab.focused, "root": _tree(tab.root)}  # fmt: skip
 
     def _pane_info(self, pane: Pane) -> dict[str, Any]:
         info: dict[str, Any] = {
@@ -1356,45 +1404,98 @@ def _leaves(node: Node) -> list[str]:
     return _leaves(node.first) + _leaves(node.second)
 
 
-def _place(node: Node, area: Rect, rects: dict[str, Rect], splits: list[dict[str, Any]]) -> None:
+def _place(
+    node: Node,
+    area: Rect,
+    path: tuple[bool, ...],
+    rects: dict[str, Rect],
+    splits: list[Border],
+) -> None:
+    """herdr's `collect_splits` (`src/layout.rs`): splits in pre-order, each with its path."""
     if isinstance(node, Leaf):
         rects[node.pane_id] = area
         return
-    splits.append({"direction": node.direction, "ratio": node.ratio, "rect": area.wire()})
-    if node.direction == "right":
-        size = min(max(round(area.width * node.ratio), 1), max(area.width - 1, 1))
-        first = Rect(area.x, area.y, size, area.height)
-        second = Rect(area.x + size, area.y, area.width - size, area.height)
-    else:
-        size = min(max(round(area.height * node.ratio), 1), max(area.height - 1, 1))
-        first = Rect(area.x, area.y, area.width, size)
-        second = Rect(area.x, area.y + size, area.width, area.height - size)
-    _place(node.first, first, rects, splits)
-    _place(node.second, second, rects, splits)
+    first, second = _split_rect(area, node.direction, node.ratio)
+    pos = first.x + first.width if node.direction == "right" else first.y + first.height
+    splits.append(Border(node.direction, node.ratio, area, path, pos))
+    _place(node.first, first, (*path, False), rects, splits)
+    _place(node.second, second, (*path, True), rects, splits)
 
 
-def _resize(root: Node, pane_id: str, direction: str, amount: float) -> bool:
-    """Move the pane's nearest border across `direction`'s axis: its far border (bottom or
-    right) when it has one, else its near border. `down`/`right` move it down/right."""
+def _split_rect(area: Rect, direction: str, ratio: float) -> tuple[Rect, Rect]:
+    """herdr's `split_rect`: the first child gets round(size * ratio) cells (half away from
+    zero, as Rust's f32::round)."""
+    if direction == "right":
+        size = min(int(area.width * ratio + 0.5), area.width)
+        return (
+            Rect(area.x, area.y, size, area.height),
+            Rect(area.x + size, area.y, area.width - size, area.height),
+        )
+    size = min(int(area.height * ratio + 0.5), area.height)
+    return (
+        Rect(area.x, area.y, area.width, size),
+        Rect(area.x, area.y + size, area.width, area.height - size),
+    )
+
+
+def _split_id(index: int, path: tuple[bool, ...]) -> str:
+    """herdr's `split_path_id`: `split_<index>_root`, else the path as 0/1 digits."""
+    return f"split_{index}_{''.join('1' if step else '0' for step in path) or 'root'}"
+
+
+def _node_at(node: Node, path: list[bool]) -> Node | None:
+    for step in path:
+        if not isinstance(node, Split):
+            return None
+        node = node.second if step else node.first
+    return node
+
+
+def _tree(node: Node) -> dict[str, Any]:
+    if isinstance(node, Leaf):
+        return {"type": "pane", "pane_id": node.pane_id}
+    return {"type": "split", "direction": node.direction, "ratio": node.ratio,
+            "first": _tree(node.first), "second": _tree(node.second)}  # fmt: skip
+
+
+def _clamped(ratio: float) -> float:
+    low, high = RATIO_RANGE
+    return min(max(ratio, low), high)
+
+
+def _resize(root: Node, pane: Rect, splits: list[Border], direction: str, amount: float) -> bool:
+    """herdr's `resize_focused` (`src/layout.rs`): the split on the pane's edge in
+    `direction` (within one cell, overlapping the pane), else the one on the opposite
+    edge; `right`/`down` add `amount` to its ratio, `left`/`up` subtract it."""
     orientation = "down" if direction in ("up", "down") else "right"
-    sign = 1 if direction in ("down", "right") else -1
-    path: list[tuple[Split, bool]] = []  # (ancestor, pane is in its second child)
-    node: Node = root
-    while isinstance(node, Split):
-        in_second = pane_id in _leaves(node.second)
-        if not in_second and pane_id not in _leaves(node.first):
-            return False
-        path.append((node, in_second))
-        node = node.second if in_second else node.first
-    candidates = [s for s, second in reversed(path) if s.direction == orientation and not second]
-    candidates += [s for s, second in reversed(path) if s.direction == orientation and second]
-    if not candidates:
+    opposite = {"up": "down", "down": "up", "left": "right", "right": "left"}[direction]
+    border = _edge_split(splits, orientation, pane, direction) or _edge_split(
+        splits, orientation, pane, opposite
+    )
+    if border is None:
         return False
-    split = candidates[0]
-    ratio = min(max(split.ratio + sign * amount, 0.05), 0.95)
-    changed = abs(ratio - split.ratio) > 1e-9
-    split.ratio = ratio
+    node = _node_at(root, list(border.path))
+    assert isinstance(node, Split)
+    ratio = _clamped(node.ratio + (amount if direction in ("down", "right") else -amount))
+    changed = abs(ratio - node.ratio) > 1e-9
+    node.ratio = ratio
     return changed
+
+
+def _edge_split(splits: list[Border], orientation: str, pane: Rect, edge: str) -> Border | None:
+    def distance(border: Border) -> int:
+        at = {"left": pane.x, "right": pane.x + pane.width, "up": pane.y,
+              "down": pane.y + pane.height}[edge]  # fmt: skip
+        return abs(border.pos - at)
+
+    def overlaps(border: Border) -> bool:
+        a = border.area
+        if edge in ("left", "right"):
+            return a.y < pane.y + pane.height and a.y + a.height > pane.y
+        return a.x < pane.x + pane.width and a.x + a.width > pane.x
+
+    near = [b for b in splits if b.direction == orientation and overlaps(b) and distance(b) <= 1]
+    return min(near, key=distance, default=None)
 
 
 _STAT = re.compile(rb"^(\d+) \((.*)\) \S+ (\d+) (\d+)", re.S)

@@ -122,16 +122,46 @@ def test_a_pane_inserted_mid_column_does_not_fool_the_target(
     assert requests(server, "pane.split")[-1]["target_pane_id"] == bottom
 
 
+@pytest.mark.parametrize("count", [2, 3, 4, 6])
 def test_the_member_column_is_equalized_after_each_spawn(
-    server: FakeHerdrServer, driver: HerdrPaneDriver, tmp_path: Path
+    server: FakeHerdrServer, driver: HerdrPaneDriver, tmp_path: Path, count: int
 ) -> None:
-    members = [driver.spawn(server.root_pane, ARGV, ENV, str(tmp_path)) for _ in range(4)]
+    members = [driver.spawn(server.root_pane, ARGV, ENV, str(tmp_path)) for _ in range(count)]
 
     sizes = heights(server, members)
     assert sum(sizes) == server.rows
     assert max(sizes) - min(sizes) <= 1
-    resizes = requests(server, "pane.resize")
-    assert resizes and all(r["pane_id"] in members for r in resizes)
+
+
+def test_equalizing_sets_each_split_ratio_by_its_path(
+    server: FakeHerdrServer, driver: HerdrPaneDriver, tmp_path: Path
+) -> None:
+    members = [driver.spawn(server.root_pane, ARGV, ENV, str(tmp_path)) for _ in range(3)]
+
+    # the column is the root's second child; the third member halves the second's pane, so
+    # only the column's first divider (path [second]) moves, to a third
+    assert requests(server, "layout.set_split_ratio") == [
+        {"pane_id": members[0], "path": [True], "ratio": 0.3333}
+    ]
+    assert requests(server, "pane.resize") == []
+    focused = HerdrClient(server.socket_path).call("pane.get", {"pane_id": server.root_pane})
+    assert focused["pane"]["focused"] is True
+
+
+def test_a_pane_split_inside_the_column_counts_in_its_split_ratio(
+    server: FakeHerdrServer, driver: HerdrPaneDriver, tmp_path: Path
+) -> None:
+    first = driver.spawn(server.root_pane, ARGV, ENV, str(tmp_path))
+    driver.spawn(server.root_pane, ARGV, ENV, str(tmp_path))
+    # someone splits the top member: two panes above the column's first divider
+    client = HerdrClient(server.socket_path)
+    client.call("pane.split", {"target_pane_id": first, "direction": "down"})
+
+    driver.relayout("w1:t1")
+
+    rects = server.rects(first)
+    column = sorted((r for p, r in rects.items() if p != server.root_pane), key=lambda r: r.y)
+    assert max(r.height for r in column) - min(r.height for r in column) <= 1
 
 
 def test_relayout_equalizes_the_column_after_a_member_left(
@@ -157,21 +187,6 @@ def test_when_the_last_member_leaves_the_director_takes_the_full_width(
     driver.relayout("w1:t1")
 
     assert server.rects(server.root_pane)[server.root_pane].width == server.columns
-
-
-def test_a_resize_that_steals_the_focus_gives_it_back_and_stops(
-    tmp_path: Path, launch_dir: Path
-) -> None:
-    with FakeHerdrServer(resize_focuses=True).start(cwd=str(tmp_path)) as stealing:
-        driver = HerdrPaneDriver(stealing.socket_path, launch_dir=lambda: launch_dir)
-        for _ in range(3):
-            driver.spawn(stealing.root_pane, ARGV, ENV, str(tmp_path))
-
-        focused = HerdrClient(stealing.socket_path).call("pane.get", {"pane_id": "w1:p1"})
-        assert focused["pane"]["focused"] is True
-        # the third spawn is the first with a resize: one resize, then the focus goes back
-        assert requests(stealing, "pane.focus") == [{"pane_id": "w1:p1"}]
-        assert len(requests(stealing, "pane.resize")) == 1
 
 
 def test_spawn_refuses_a_one_element_argv_without_any_request(

@@ -86,6 +86,14 @@ class LayoutSplit:
     direction: str
     ratio: float
     rect: Rect
+    path: tuple[bool, ...] | None = None  # from the root (True: second child), from its id
+
+    @property
+    def position(self) -> int:
+        """Where the divider sits: herdr gives the first child round(size * ratio) cells."""
+        size = self.rect.h if self.direction == "down" else self.rect.w
+        start = self.rect.y if self.direction == "down" else self.rect.x
+        return start + int(size * self.ratio + 0.5)
 
 
 @dataclass(frozen=True)
@@ -329,35 +337,34 @@ class HerdrPaneDriver(PaneDriver, AgentStates):
             self._equalize(layout, director)
 
     def _equalize(self, layout: Layout, director: str) -> None:
-        """Give every pane of the member column the same height: the k-th of n stacked
-        `down` splits gets ratio 1/(n - k). Best effort; if a resize moved the focus away
-        from the pane the user had focused, put it back and stop."""
+        """Give every pane of the member column the same height: each `down` split of the
+        column gets the share of the column's panes above its divider, set exactly with
+        `layout.set_split_ratio` (herdr's `pane.resize` moves the split on the pane's edge
+        in the direction asked, which is not a ratio of our choosing). Never moves the
+        focus. Best effort."""
         column = layout.member_column(director)
         if len(column) < 2:
             return
         left, right = column[0].rect.x, max(p.rect.right for p in column)
-        for split in sorted(layout.splits, key=lambda s: s.rect.y):
-            if split.direction != "down" or split.rect.x < left or split.rect.right > right:
+        for split in layout.splits:
+            if (
+                split.direction != "down"
+                or split.path is None
+                or split.rect.x < left
+                or split.rect.right > right
+            ):
                 continue
             inside = [p for p in column if split.rect.y <= p.rect.y < split.rect.bottom]
-            if len(inside) < 2:
+            above = [p for p in inside if p.rect.y < split.position]
+            if len(inside) < 2 or not above:
                 continue
-            delta = 1 / len(inside) - split.ratio
-            if abs(delta) < RATIO_TOLERANCE:
+            ratio = len(above) / len(inside)
+            if abs(ratio - split.ratio) < RATIO_TOLERANCE:
                 continue
-            result = self._client.call(
-                "pane.resize",
-                {
-                    "pane_id": inside[0].pane_id,
-                    "direction": "down" if delta > 0 else "up",
-                    "amount": round(abs(delta), 4),
-                },
+            self._client.call(
+                "layout.set_split_ratio",
+                {"pane_id": inside[0].pane_id, "path": list(split.path), "ratio": round(ratio, 4)},
             )
-            resized = result.get("resize")
-            moved = (resized if isinstance(resized, dict) else result).get("focused_pane_id")
-            if layout.focused and isinstance(moved, str) and moved != layout.focused:
-                self._client.call("pane.focus", {"pane_id": layout.focused})
-                return
 
 
 def launch_line(python: str, launch_file: Path) -> str:
@@ -422,12 +429,27 @@ def parse_layout(raw: Mapping[str, Any]) -> Layout:
         if isinstance(p.get("pane_id"), str) and (rect := _rect(p.get("rect"))) is not None
     )
     splits = tuple(
-        LayoutSplit(str(s.get("direction")), float(s.get("ratio") or 0.5), rect)
+        LayoutSplit(str(s.get("direction")), float(s.get("ratio") or 0.5), rect, _path(s.get("id")))
         for s in _dicts(raw.get("splits"))
         if (rect := _rect(s.get("rect"))) is not None
     )
     focused = raw.get("focused_pane_id")
     return Layout(panes, splits, focused if isinstance(focused, str) else None)
+
+
+def _path(split_id: object) -> tuple[bool, ...] | None:
+    """A split's path from its id (herdr's `split_path_id`): `split_<n>_root` is the root,
+    `split_<n>_<digits>` leads down the tree, 1 for the second child. None if not so."""
+    if not isinstance(split_id, str):
+        return None
+    prefix, _, steps = split_id.rpartition("_")
+    if not prefix.startswith("split_"):
+        return None
+    if steps == "root":
+        return ()
+    if steps and set(steps) <= {"0", "1"}:
+        return tuple(step == "1" for step in steps)
+    return None
 
 
 def _rect(raw: object) -> Rect | None:
