@@ -47,9 +47,18 @@ Two modes:
   foreground process group from /proc (Linux). As in herdr, a pane whose process exits is
   closed.
 
-Test controls (Python methods, not on the wire): set_agent_status, set_agent, set_screen,
-screen_text, inputs / typed, set_processes, set_bracketed_paste, fail, exit_pane, requests,
-pane_ids, rects, drop_subscriptions, subscribers.
+`pane.read` follows herdr's rules (`src/pane/terminal.rs`, `src/app/api_helpers.rs`): rows
+are rendered rows (a line wider than the pane takes several), `lines` is capped at 1000,
+trailing blank rows are dropped and `truncated` says whether older rows were left out; a
+text read of an idle detected agent on the alternate screen that asks more rows than the
+screen has is held back as herdr's wheel-scrolling history harvest would
+(`harvest_row_seconds` per row beyond the screen). Agent states follow herdr's seen rule:
+a turn that ends in the active tab is reported `idle`, elsewhere `done`.
+
+Test controls (Python methods, not on the wire): set_agent_status, focus_tab,
+set_client_focus, set_agent, set_screen, set_alternate_screen, screen_text, inputs / typed,
+set_processes, set_bracketed_paste, fail, exit_pane, requests, pane_ids, rects,
+drop_subscriptions, subscribers.
 """
 
 from __future__ import annotations
@@ -87,8 +96,13 @@ READ_TIMEOUT_SECONDS = 5.0
 AGENT_STATES = ("idle", "working", "blocked", "done", "unknown")
 READ_SOURCES = ("visible", "recent", "recent_unwrapped", "detection")
 DEFAULT_RECENT_LINES = 80
+MAX_READ_LINES = 1000  # herdr caps `lines` of pane.read
 SCROLLBACK_LINES = 10_000
 PROMPT_ENTER_DELAY = 0.3  # herdr's AGENT_PROMPT_SUBMIT_DELAY
+# herdr scrolls an idle alternate-screen agent with wheel events to harvest rows beyond its
+# screen before answering a text read (up to 15 s, and 5 s more to scroll back)
+HARVEST_ROW_SECONDS = 0.02
+HARVEST_MAX_SECONDS = 20.0
 EVENT_POLL = 0.1  # herdr's CONNECTION_POLL_INTERVAL for subscriptions
 EVENT_RING = 512  # herdr's EventHub capacity
 LIFECYCLE_EVENTS = {
@@ -170,6 +184,8 @@ class Screen:
         self.col = 0
         self.sgr = ""
         self.bracketed_paste = False
+        self.alternate = False  # the program switched to the alternate screen
+        self.mouse_reporting = False  # the program asked for mouse reports (wheel included)
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self._state = "ground"
         self._seq = ""
@@ -179,9 +195,9 @@ class Screen:
             self._step(char)
 
     def set_text(self, text: str) -> None:
-        bracketed = self.bracketed_paste
+        modes = self.bracketed_paste, self.alternate, self.mouse_reporting
         self.reset()
-        self.bracketed_paste = bracketed
+        self.bracketed_paste, self.alternate, self.mouse_reporting = modes
         self.feed(text.replace("\r\n", "\n").replace("\n", "\r\n").encode())
 
     def render(self, ansi: bool) -> list[str]:
@@ -191,20 +207,45 @@ class Screen:
             out += [""] * (self.rows - len(out))
         return out
 
-    def read(self, source: str, lines: int | None, ansi: bool) -> str:
-        rows = self.render(ansi)
+    def rendered_rows(self, ansi: bool) -> list[tuple[str, bool]]:
+        """Every row as herdr counts them, a line wider than the screen taking one row per
+        `columns` cells: (text, whether it continues the row above), the screen's blank
+        rows below the cursor included."""
+        out: list[tuple[str, bool]] = []
+        for line in self.lines:
+            cells = _trimmed(line)
+            pieces = [cells[i : i + self.columns] for i in range(0, len(cells), self.columns)]
+            for index, piece in enumerate(pieces or [[]]):
+                out.append((self._render_cells(piece, ansi), index > 0))
+        return out + [("", False)] * max(0, self.rows - len(out))
+
+    def read(self, source: str, lines: int | None, ansi: bool) -> tuple[str, bool]:
+        """herdr's `pane.read` text and `truncated` flag (`src/pane/terminal.rs`): `visible`
+        is the screen; `recent*` the last `lines` rendered rows (80 by default, at most
+        1000) and truncated when there were more; `recent_unwrapped` joins soft-wrapped
+        rows. Trailing blank rows are dropped; `visible` and `recent` end with a newline."""
+        rows = self.rendered_rows(ansi)
         if source in ("visible", "detection"):
-            rows = rows[-self.rows :]
-            if lines:
-                rows = rows[-lines:]
+            window, truncated = rows[-self.rows :], False
         else:
-            rows = rows[-(lines or DEFAULT_RECENT_LINES) :]
-        return "\n".join(rows)
+            wanted = min(lines or DEFAULT_RECENT_LINES, MAX_READ_LINES)
+            window, truncated = rows[-wanted:], len(rows) > wanted
+        texts: list[str] = []
+        for text, continued in window:
+            if continued and texts and source == "recent_unwrapped":
+                texts[-1] += text
+            else:
+                texts.append(text)
+        while texts and not _visible(texts[-1]).strip():
+            texts.pop()
+        if source == "recent_unwrapped":
+            return "\n".join(texts), truncated
+        return "".join(f"{text}\n" for text in texts), truncated
 
     def _render_line(self, line: list[Cell], ansi: bool) -> str:
-        cells = list(line)
-        while cells and cells[-1] == (" ", ""):
-            cells.pop()
+        return self._render_cells(_trimmed(line), ansi)
+
+    def _render_cells(self, cells: list[Cell], ansi: bool) -> str:
         if not ansi:
             return "".join(char for char, _ in cells)
         out, current = [], ""
@@ -287,8 +328,13 @@ class Screen:
 
     def _csi(self, params: str, final: str) -> None:
         if params.startswith("?"):
-            if final in "hl" and "2004" in params[1:].split(";"):
+            modes = set(params[1:].split(";"))
+            if final in "hl" and "2004" in modes:
                 self.bracketed_paste = final == "h"
+            if final in "hl" and modes & {"47", "1047", "1049"}:
+                self.alternate = final == "h"
+            if final in "hl" and modes & {"1000", "1002", "1003"}:
+                self.mouse_reporting = final == "h"
             return
         nums = [int(p) if p.isdigit() else 0 for p in params.split(";")] if params else []
         n = nums[0] if nums and nums[0] > 0 else 1
@@ -348,6 +394,17 @@ class Screen:
                 line[index] = (" ", "")
         else:
             line.clear()
+
+
+def _trimmed(line: list[Cell]) -> list[Cell]:
+    cells = list(line)
+    while cells and cells[-1] == (" ", ""):
+        cells.pop()
+    return cells
+
+
+def _visible(text: str) -> str:
+    return re.sub(r"\x1b\[[0-?]*[ -/]*[@-~]", "", text)
 
 
 # --------------------------------------------------------------------------- the model
@@ -419,7 +476,8 @@ class Pane:
     cwd: str
     env: dict[str, str]
     screen: Screen
-    agent_status: str = "unknown"
+    agent_status: str = "unknown"  # as reported: `done` is idle and not seen
+    seen: bool = True
     agent: str | None = None
     revision: int = 0
     inputs: list[bytes] = field(default_factory=list)
@@ -465,6 +523,7 @@ class FakeHerdrServer:
         rows: int = HEADLESS_ROWS,
         prompt_enter_delay: float = PROMPT_ENTER_DELAY,
         event_poll: float = EVENT_POLL,
+        harvest_row_seconds: float = HARVEST_ROW_SECONDS,
     ) -> None:
         self._own_dir: str | None = None
         if socket_path is None:
@@ -482,6 +541,7 @@ class FakeHerdrServer:
         self.rows = rows
         self.prompt_enter_delay = prompt_enter_delay
         self.event_poll = event_poll
+        self.harvest_row_seconds = harvest_row_seconds
         self._events: list[tuple[int, str, dict[str, Any]]] = []  # (sequence, kind, data)
         self._sequence = 0
         self._subscribers: list[socket.socket] = []
@@ -500,6 +560,8 @@ class FakeHerdrServer:
         self._server: socketserver.ThreadingUnixStreamServer | None = None
         self._serving: threading.Thread | None = None
         self.root_pane = ""
+        self.active_tab = ""  # the active tab of the focused workspace
+        self.client_focus: bool | None = None  # no client attached
 
     # -- lifecycle
 
@@ -520,7 +582,8 @@ class FakeHerdrServer:
         )
         self._serving.start()
         with self.lock:
-            _, _, root = self._create_workspace(cwd or os.getcwd(), None, {})
+            _, tab, root = self._create_workspace(cwd or os.getcwd(), None, {})
+            self.active_tab = tab.tab_id
         self.root_pane = root.pane_id
         return self
 
@@ -555,17 +618,36 @@ class FakeHerdrServer:
     # -- test controls
 
     def set_agent_status(self, pane_id: str, status: str, agent: str | None = None) -> None:
+        """The agent's state as herdr detects it, reported under herdr's seen rule
+        (`src/app/actions.rs`): a change from working or blocked to idle in the active tab
+        (while the client's terminal has not lost focus, or no client is attached) is seen
+        at once and reported `idle`; elsewhere it stays `done` until its tab is focused.
+        `done` sets that unseen state directly."""
         if status not in AGENT_STATES:
             raise ValueError(f"unknown agent status {status!r}")
         with self.lock:
             pane = self._pane(pane_id)
-            changed = pane.agent_status != status
-            pane.agent_status = status
+            if status == "done":
+                pane.seen = False
+            elif status != "idle":
+                pane.seen = True
+            elif pane.agent_status in ("working", "blocked"):
+                pane.seen = pane.tab_id == self.active_tab and self.client_focus is not False
             if agent is not None:
                 pane.agent = agent
-            pane.revision += 1
-            if changed:
-                self._emit("pane_agent_status_changed", self._status_data(pane))
+            self._report(pane, "done" if status in ("idle", "done") and not pane.seen else status)
+
+    def focus_tab(self, tab_id: str) -> None:
+        """The user switches to a tab: it becomes the active one and its panes are seen."""
+        with self.lock:
+            if tab_id not in self.tabs:
+                raise KeyError(tab_id)
+            self._activate(tab_id)
+
+    def set_client_focus(self, focused: bool | None) -> None:
+        """What the attached client says of its terminal's focus (None: no client)."""
+        with self.lock:
+            self.client_focus = focused
 
     def set_agent(self, pane_id: str, agent: str | None) -> None:
         with self.lock:
@@ -603,6 +685,13 @@ class FakeHerdrServer:
             pane.processes = None if processes is None else [dict(p) for p in processes]
             if shell_pid is not None:
                 pane.shell_pid = shell_pid
+
+    def set_alternate_screen(self, pane_id: str, enabled: bool = True) -> None:
+        """Plain mode: the program runs on the alternate screen with mouse reporting on (as
+        OpenCode does, and Codex by default)."""
+        with self.lock:
+            screen = self._pane(pane_id).screen
+            screen.alternate = screen.mouse_reporting = enabled
 
     def set_bracketed_paste(self, pane_id: str, enabled: bool = True) -> None:
         with self.lock:
@@ -826,6 +915,23 @@ class FakeHerdrServer:
         self._events.append((self._sequence, kind, data))
         del self._events[:-EVENT_RING]
 
+    def _report(self, pane: Pane, status: str) -> None:
+        """Set the state herdr reports (lock held); a change is an event."""
+        changed = pane.agent_status != status
+        pane.agent_status = status
+        pane.revision += 1
+        if changed:
+            self._emit("pane_agent_status_changed", self._status_data(pane))
+
+    def _activate(self, tab_id: str) -> None:
+        """herdr marks a tab seen when it is focused or switched to (lock held)."""
+        self.active_tab = tab_id
+        for pane in self.panes.values():
+            if pane.tab_id == tab_id:
+                pane.seen = True
+                if pane.agent_status == "done":
+                    self._report(pane, "idle")
+
     def _status_data(self, pane: Pane) -> dict[str, Any]:
         data: dict[str, Any] = {"pane_id": pane.pane_id, "workspace_id": pane.workspace_id,
                                 "agent_status": pane.agent_status}  # fmt: skip
@@ -923,6 +1029,7 @@ class FakeHerdrServer:
         with self.lock:
             pane = self._pane(params["pane_id"])
             self.tabs[pane.tab_id].focused = pane.pane_id
+            self._activate(pane.tab_id)
             return {"type": "pane_info", "pane": self._pane_info(pane)}
 
     def _send_text(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -992,8 +1099,11 @@ class FakeHerdrServer:
             raise HerdrError("invalid_request", f"unknown variant `{fmt}`")
         lines = params.get("lines")
         with self.lock:
+            harvest = self._harvest_seconds(self._pane(params["pane_id"]), source, lines, fmt)
+        time.sleep(harvest)
+        with self.lock:
             pane = self._pane(params["pane_id"])
-            text = pane.screen.read(source, int(lines) if lines else None, fmt == "ansi")
+            text, truncated = pane.screen.read(source, int(lines) if lines else None, fmt == "ansi")
             return {
                 "type": "pane_read",
                 "read": {
@@ -1004,9 +1114,27 @@ class FakeHerdrServer:
                     "format": fmt,
                     "text": text,
                     "revision": 0,
-                    "truncated": False,
+                    "truncated": truncated,
                 },
             }
+
+    def _harvest_seconds(self, pane: Pane, source: str, lines: object, fmt: str) -> float:
+        """How long herdr's alternate-screen history harvest holds a read back
+        (`src/server/headless.rs` alt_screen_read_spec): a text read of `recent*` rows of an
+        idle detected agent on the alternate screen with mouse reporting, asking more rows
+        than the screen has; the wheel scrolling takes time per row beyond the screen."""
+        wanted = min(int(lines) if isinstance(lines, int) else DEFAULT_RECENT_LINES, MAX_READ_LINES)
+        screen = pane.screen
+        if (
+            fmt != "text"
+            or source not in ("recent", "recent_unwrapped")
+            or pane.agent is None
+            or pane.agent_status not in ("idle", "done")
+            or not (screen.alternate and screen.mouse_reporting)
+            or wanted <= screen.rows
+        ):
+            return 0.0
+        return min((wanted - screen.rows) * self.harvest_row_seconds, HARVEST_MAX_SECONDS)
 
     def _pane_layout(self, params: dict[str, Any]) -> dict[str, Any]:
         with self.lock:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import stat
+import time
 from pathlib import Path
 from typing import Any
 
@@ -333,8 +334,7 @@ def test_capture_reads_recent_unwrapped_text_and_trims_the_blank_bottom(
         "pane_id": server.root_pane,
         "source": "recent_unwrapped",
         "lines": 3 + CAPTURE_MARGIN,
-        "format": "text",
-        "strip_ansi": True,
+        "format": "ansi",  # herdr never harvests for an ANSI read (see below)
     }
 
 
@@ -348,6 +348,48 @@ def test_capture_asks_again_when_blank_rows_hid_the_wanted_lines(tmp_path: Path)
         assert captured == "row 7\nrow 8\nrow 9\nrow 10"
         asked = [r["lines"] for r in requests(tall, "pane.read")]
         assert asked == sorted(asked) and len(asked) > 1
+
+
+def test_capture_of_an_idle_alternate_screen_agent_answers_within_a_second(
+    server: FakeHerdrServer, driver: HerdrPaneDriver
+) -> None:
+    # herdr would scroll such an agent with wheel events before answering a text read of
+    # more rows than its screen: about 20 s for 1000 rows, past the client's 5 s timeout
+    server.set_agent_status(server.root_pane, "idle", agent="opencode")
+    server.set_alternate_screen(server.root_pane)
+    server.set_screen(server.root_pane, "\n".join(f"line {n}" for n in range(1, 31)))
+
+    started = time.monotonic()
+    captured = driver.capture(server.root_pane, 900)
+
+    assert time.monotonic() - started < 1.0
+    assert captured.split("\n") == [f"line {n}" for n in range(1, 31)]
+
+
+def test_capture_asks_for_more_while_herdr_says_it_truncated(
+    server: FakeHerdrServer, driver: HerdrPaneDriver
+) -> None:
+    # 150 lines of 300 characters: 3 rendered rows each on a 120-column pane, which
+    # recent_unwrapped reads back as one line each
+    lines = [f"{n:03d}" + "x" * 297 for n in range(150)]
+    server.set_screen(server.root_pane, "\n".join(lines))
+
+    captured = driver.capture(server.root_pane, 100)
+
+    assert captured.split("\n") == lines[-100:]
+    assert len(requests(server, "pane.read")) > 1
+
+
+def test_capture_stops_at_the_thousand_rows_herdr_answers(
+    server: FakeHerdrServer, driver: HerdrPaneDriver
+) -> None:
+    server.set_screen(server.root_pane, "\n".join(f"row {n}" for n in range(1, 1501)))
+
+    captured = driver.capture(server.root_pane, 1200)
+
+    asked = [r["lines"] for r in requests(server, "pane.read")]
+    assert max(asked) == 1000
+    assert captured.split("\n") == [f"row {n}" for n in range(501, 1501)]
 
 
 def test_capture_with_ansi_asks_for_the_ansi_format(
@@ -405,6 +447,37 @@ def test_agent_states_without_a_fresh_listing_ask_the_server(
 
     assert driver.agent_states() == {server.root_pane: "done"}
     assert server.methods()[before:] == ["pane.list"]
+
+
+def test_a_turn_that_ends_in_the_active_tab_is_done_although_herdr_says_idle(
+    server: FakeHerdrServer, driver: HerdrPaneDriver, tmp_path: Path
+) -> None:
+    member = driver.spawn(server.root_pane, ARGV, ENV, str(tmp_path))
+    server.set_agent_status(member, "working", agent="claude")
+    assert driver.agent_states()[member] == "working"
+
+    server.set_agent_status(member, "idle")
+
+    reported = HerdrClient(server.socket_path).call("pane.get", {"pane_id": member})
+    assert reported["pane"]["agent_status"] == "idle"  # herdr saw it: its tab is active
+    assert driver.agent_states()[member] == "done"
+    assert driver.agent_states()[member] == "done"  # while the agent stays idle
+    server.set_agent_status(member, "working")
+    assert driver.agent_states()[member] == "working"
+
+
+def test_herdr_says_done_of_a_turn_nobody_saw_until_its_tab_is_focused(
+    server: FakeHerdrServer,
+) -> None:
+    client = HerdrClient(server.socket_path)
+    other = client.call("tab.create", {})["root_pane"]["pane_id"]  # not the active tab
+    server.set_agent_status(other, "working", agent="codex")
+    server.set_agent_status(other, "idle")
+    assert client.call("pane.get", {"pane_id": other})["pane"]["agent_status"] == "done"
+
+    client.call("pane.focus", {"pane_id": other})
+
+    assert client.call("pane.get", {"pane_id": other})["pane"]["agent_status"] == "idle"
 
 
 # --------------------------------------------------------------------------- one pane

@@ -144,6 +144,16 @@ def test_a_pane_watched_later_is_subscribed_to(
     assert feed.subscriptions == 2
 
 
+def test_a_turn_that_ends_in_the_active_tab_reads_done(
+    feed: HerdrStateFeed, fast_server: FakeHerdrServer, members: list[str]
+) -> None:
+    live(feed, members)
+
+    fast_server.set_agent_status(members[0], "idle")  # herdr says idle: the tab is active
+
+    status_of(feed, members, members[0], "done")
+
+
 def test_a_dropped_connection_is_reopened_and_reseeded(
     feed: HerdrStateFeed, fast_server: FakeHerdrServer, members: list[str]
 ) -> None:

@@ -11,7 +11,8 @@ UI, which may belong to someone else. Known herdr traits handled here:
   (`w1:p10` sorts before `w1:p9`).
 - `pane.list` carries agent states but no foreground command; `pane()` asks
   `pane.process_info` as well. The monitor's sweep is one `pane.list`, shared by
-  `list_panes()` and `agent_states()`.
+  `list_panes()` and `agent_states()`; a turn that ended in the active tab is `done` there
+  too (FinishedTurns), since herdr says `idle` of it.
 - `agent.prompt` (herdr's `src/app/api/agents.rs`) answers at once and presses Enter 300 ms
   later on the server side; it refuses an agent at a dialog with `agent_blocked`, and a pane
   it sees no agent in, or no longer has, with `agent_not_found` or `agent_not_ready`.
@@ -35,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from cafleet.adapters.herdr.client import HerdrClient, HerdrRequestFailed
+from cafleet.adapters.herdr.turns import FinishedTurns
 from cafleet.adapters.pane_locks import runtime_directory
 from cafleet.adapters.private_files import create_private
 from cafleet.application.ports import AgentStates, PaneDriver
@@ -48,7 +50,7 @@ TEXT_CHUNK_BYTES = 64 * 1024  # keeps every request far below herdr's 1 MiB limi
 PASTE_CHUNK_BYTES = 256 * 1024
 READ_SOURCE = "recent_unwrapped"
 CAPTURE_MARGIN = 64  # rows asked beyond the wanted ones: blank rows below the cursor
-MAX_CAPTURE_LINES = 100_000
+MAX_READ_LINES = 1000  # herdr answers at most this many rows of a pane.read
 RATIO_TOLERANCE = 0.01
 PROMPT_ENTER_SECONDS = 0.35  # herdr presses Enter 0.3 s after typing an agent.prompt
 PROMPT_REFUSALS = {
@@ -148,6 +150,7 @@ class HerdrPaneDriver(PaneDriver, AgentStates):
         self._python = python or sys.executable
         self._prompt_enter_seconds = prompt_enter_seconds
         self._states: dict[str, str] | None = None  # from the last pane.list, until read
+        self._turns = FinishedTurns()
         self._lock = threading.Lock()
 
     # --- spawning --------------------------------------------------------------------
@@ -227,38 +230,45 @@ class HerdrPaneDriver(PaneDriver, AgentStates):
     # --- reading ---------------------------------------------------------------------
 
     def capture(self, pane_id: str, lines: int, *, ansi: bool = False) -> str:
+        """The last `lines` lines, read as ANSI and stripped here for plain text: herdr
+        answers a *text* read of an idle alternate-screen agent (OpenCode, Codex) only after
+        scrolling its UI with wheel events to harvest history, up to ~20 s. herdr counts
+        rendered rows (a wrapped line is several) and drops trailing blank ones, so fewer
+        lines than asked means nothing unless it says `truncated`; it answers at most
+        MAX_READ_LINES rows."""
         if lines <= 0:
-            self._read(pane_id, 1, ansi)  # still reports a missing pane
+            self._read(pane_id, 1)  # still reports a missing pane
             return ""
-        ask = lines + CAPTURE_MARGIN
+        ask = min(lines + CAPTURE_MARGIN, MAX_READ_LINES)
         while True:
-            rows = self._read(pane_id, ask, ansi).replace("\r\n", "\n").split("\n")
-            received = len(rows)  # a final newline, if herdr sends one, only counts one more
+            text, truncated = self._read(pane_id, ask)
+            rows = text.replace("\r\n", "\n").split("\n")
+            if not ansi:
+                rows = [without_escapes(row).rstrip() for row in rows]
             while rows and not without_escapes(rows[-1]).strip():
                 rows.pop()
-            if len(rows) >= lines or received < ask or ask >= MAX_CAPTURE_LINES:
+            if len(rows) >= lines or not truncated or ask >= MAX_READ_LINES:
                 return "\n".join(rows[-lines:])
-            ask = min(ask * 2, MAX_CAPTURE_LINES)
+            ask = min(ask * 2, MAX_READ_LINES)
 
-    def _read(self, pane_id: str, lines: int, ansi: bool) -> str:
+    def _read(self, pane_id: str, lines: int) -> tuple[str, bool]:
+        """(text, truncated) of `lines` recent rows in herdr's ANSI format."""
         result = self._client.call(
             "pane.read",
-            {
-                "pane_id": pane_id,
-                "source": READ_SOURCE,
-                "lines": lines,
-                "format": "ansi" if ansi else "text",
-                "strip_ansi": not ansi,
-            },
+            {"pane_id": pane_id, "source": READ_SOURCE, "lines": lines, "format": "ansi"},
         )
         read = result.get("read")
-        text = (read if isinstance(read, dict) else result).get("text")
-        return text if isinstance(text, str) else ""
+        read = read if isinstance(read, dict) else result
+        text, truncated = read.get("text"), read.get("truncated")
+        text = text if isinstance(text, str) else ""
+        if not isinstance(truncated, bool):  # a server that does not say: a full answer may
+            truncated = text.count("\n") + 1 >= lines
+        return text, truncated
 
     def list_panes(self) -> dict[str, PaneInfo]:
         panes, states = pane_listing(self._client.call("pane.list", {}))
         with self._lock:
-            self._states = states
+            self._states = self._turns.read(states)
         return panes
 
     def agent_states(self) -> dict[str, str]:

@@ -20,8 +20,9 @@ The feed keeps one such connection per server: an entry per watched pane that ex
 seeds the states and the panes; a closing event for a known pane makes it list again (at
 most every RELIST_SECONDS), so the panes a tick needs stay current without a listing per
 tick. A watched pane the feed does not follow yet (a new member) ends the connection and a
-new one is opened that includes it. A dropped connection is retried with a doubling delay,
-a refused request after REFUSED_SECONDS. While the feed is not subscribed, or does not
+new one is opened that includes it. A change from working or blocked to idle is `done`
+(FinishedTurns: herdr says `idle` when the pane's tab is active). A dropped connection is
+retried with a doubling delay, a refused request after REFUSED_SECONDS. While the feed is not subscribed, or does not
 follow every watched pane, `reading()` answers None and the monitor polls `pane.list` as
 before.
 """
@@ -43,6 +44,7 @@ from cafleet.adapters.herdr.client import (
     socket_path,
 )
 from cafleet.adapters.herdr.driver import pane_listing
+from cafleet.adapters.herdr.turns import FinishedTurns
 from cafleet.application.ports import AgentStateFeed, AgentStateFeeds, FeedReading
 from cafleet.domain.errors import CafleetError, Unavailable
 from cafleet.domain.panes import PaneInfo
@@ -88,6 +90,7 @@ class HerdrStateFeed(AgentStateFeed):
         self._panes: dict[str, PaneInfo] = {}
         self._states: dict[str, str] = {}
         self._since: dict[str, datetime] = {}
+        self._turns = FinishedTurns()
         self._live = False
         self._stream: HerdrStream | None = None
         self._changed = threading.Event()  # the watched panes changed
@@ -231,8 +234,9 @@ class HerdrStateFeed(AgentStateFeed):
         now = self._now()
         self._panes = panes
         self._listed_for = watched
-        for pane_id, status in states.items():
-            if (seed or pane_id not in self._states) and self._states.get(pane_id) != status:
+        taken = {p: s for p, s in states.items() if seed or p not in self._states}
+        for pane_id, status in self._turns.read(taken).items():
+            if self._states.get(pane_id) != status:
                 self._states[pane_id] = status
                 self._since[pane_id] = now
 
@@ -253,6 +257,7 @@ class HerdrStateFeed(AgentStateFeed):
             status = data.get("agent_status")
             if event != STATUS_EVENT or not isinstance(status, str):
                 return False
+            status = self._turns.read({pane_id: status})[pane_id]
             if self._states.get(pane_id) != status:
                 self._states[pane_id] = status
                 self._since[pane_id] = self._now()
