@@ -57,6 +57,13 @@ def test_both_herdr_and_tmux_is_ambiguous() -> None:
     assert failure({"HERDR_ENV": "1", "TMUX": TMUX_ENV}).message == AMBIGUOUS
 
 
+def test_a_herdr_pane_inside_tmux_is_herdr() -> None:
+    # herdr passes its own environment on, TMUX included, when started inside tmux
+    env = {"HERDR_ENV": "1", "HERDR_PANE_ID": "w1:p2", "TMUX": TMUX_ENV, "TMUX_PANE": "%3"}
+
+    assert resolve_multiplexer(env) is Multiplexer.HERDR
+
+
 @pytest.mark.parametrize(
     "env",
     [{}, {"HERDR_ENV": "0"}, {"HERDR_ENV": ""}, {"TMUX": ""}, {"TMUX_PANE": "%3"}],

@@ -20,6 +20,8 @@ def resolve_multiplexer(env: Mapping[str, str]) -> Multiplexer:
         return Multiplexer(chosen)
     in_herdr = env.get("HERDR_ENV", "") not in ("", "0")
     in_tmux = bool(env.get("TMUX"))
+    if in_herdr and env.get("HERDR_PANE_ID"):
+        return Multiplexer.HERDR  # herdr leaves an inherited TMUX in its panes' environment
     if in_herdr and in_tmux:
         raise Unavailable(
             "ambiguous multiplexer environment: both HERDR_ENV and TMUX are set;"

@@ -115,13 +115,13 @@ def test_ping_happens_once_per_process_and_socket(server: FakeHerdrServer) -> No
 
 def test_an_older_protocol_warns_once(tmp_path: Path) -> None:
     warnings: list[str] = []
-    with FakeHerdrServer(protocol=19) as old:
+    with FakeHerdrServer(protocol=18, version="0.7.0") as old:
         client = HerdrClient(old.socket_path, warn=warnings.append)
         client.call("pane.list")
         HerdrClient(old.socket_path, warn=warnings.append).call("pane.list")
 
     assert len(warnings) == 1
-    assert "protocol 19" in warnings[0]
+    assert "protocol 18" in warnings[0]
     assert "tested with protocol 20" in warnings[0]
 
 
@@ -132,7 +132,7 @@ def test_the_warning_goes_to_stderr(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().err.startswith(f"warning: the herdr server at {old.socket_path}")
 
 
-@pytest.mark.parametrize("protocol", [20, 22, 99])
+@pytest.mark.parametrize("protocol", [19, 20, 22, 99])  # 19: herdr 0.8.0, same socket API
 def test_the_tested_and_newer_protocols_are_accepted_silently(protocol: int) -> None:
     warnings: list[str] = []
     with FakeHerdrServer(protocol=protocol) as current:
@@ -292,3 +292,24 @@ def test_a_named_session_has_its_own_socket() -> None:
 
 def test_the_default_socket_lives_in_the_config_directory() -> None:
     assert socket_path({"HOME": "/home/u"}) == "/home/u/.config/herdr/herdr.sock"
+
+
+def test_the_config_directory_follows_xdg_config_home() -> None:
+    env = {"XDG_CONFIG_HOME": "/cfg", "HERDR_SESSION": "team", "HOME": "/home/u"}
+
+    assert socket_path(env) == "/cfg/herdr/sessions/team/herdr.sock"
+    assert socket_path({"XDG_CONFIG_HOME": "/cfg", "HOME": "/home/u"}) == "/cfg/herdr/herdr.sock"
+
+
+@pytest.mark.parametrize("session", ["default", "", "bad/name", "..", "x" * 65])
+def test_the_default_session_and_names_herdr_ignores_use_the_default_socket(
+    session: str,
+) -> None:
+    env = {"HERDR_SESSION": session, "HOME": "/home/u"}
+
+    assert socket_path(env) == "/home/u/.config/herdr/herdr.sock"
+
+
+def test_without_home_the_config_directory_is_in_the_temporary_directory() -> None:
+    assert socket_path({"TMPDIR": "/scratch"}) == "/scratch/herdr/herdr.sock"
+    assert socket_path({}) == "/tmp/herdr/herdr.sock"

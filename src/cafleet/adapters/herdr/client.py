@@ -3,8 +3,8 @@
 The wire format is newline-delimited JSON with one request per connection: connect, send one
 line, read one line, close. Requests are at most 1 MiB; every call has a 5 s timeout. The
 first call to a server in this process is preceded by a `ping` (on its own connection); a
-server older than the protocol we were tested with gets one warning on stderr, newer ones
-are accepted. Unknown fields in results are ignored. The one exception to one line per
+server older than protocol 19 (herdr 0.8.0, whose socket API matches the tested protocol 20)
+gets one warning on stderr, newer ones are accepted. Unknown fields in results are ignored. The one exception to one line per
 connection is `events.subscribe` (`subscribe()`): herdr answers
 `{"id","result":{"type":"subscription_started"}}` and then keeps the connection open,
 writing one JSON line per event.
@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import re
 import socket
 import sys
 import threading
@@ -31,6 +32,9 @@ from cafleet.domain.errors import Unavailable
 from cafleet.domain.panes import PaneGone
 
 TESTED_PROTOCOL = 20
+OLDEST_QUIET_PROTOCOL = 19  # herdr 0.8.0: its socket API is 0.8.2's (20 changed the client wire)
+DEFAULT_SESSION = "default"
+_SESSION_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")  # herdr's validate_name
 TIMEOUT_SECONDS = 5.0
 MAX_REQUEST_BYTES = 1024 * 1024
 _READ_CHUNK = 64 * 1024
@@ -43,18 +47,26 @@ _guard = threading.Lock()
 
 
 def socket_path(env: Mapping[str, str]) -> str:
-    """The herdr server socket named by the environment (spec §7.2).
-
-    HERDR_SOCKET_PATH; else HERDR_SESSION -> ~/.config/herdr/sessions/<name>/herdr.sock;
-    else ~/.config/herdr/herdr.sock.
-    """
+    """The herdr server socket named by the environment, by herdr's rules
+    (`src/session.rs`, `src/config/io.rs`): HERDR_SOCKET_PATH; else HERDR_SESSION ->
+    <config>/sessions/<name>/herdr.sock, where `default` and names herdr refuses mean the
+    default socket <config>/herdr.sock. <config> is $XDG_CONFIG_HOME/herdr when that is set,
+    else $HOME/.config/herdr, else $TMPDIR/herdr."""
     explicit = env.get("HERDR_SOCKET_PATH")
     if explicit:
         return explicit
-    home = Path(env.get("HOME") or Path.home())
-    config = home / ".config" / "herdr"
-    session = env.get("HERDR_SESSION")
-    if session:
+    if "XDG_CONFIG_HOME" in env:
+        config = Path(env["XDG_CONFIG_HOME"]) / "herdr"
+    elif "HOME" in env:
+        config = Path(env["HOME"]) / ".config" / "herdr"
+    else:
+        config = Path(env.get("TMPDIR") or "/tmp") / "herdr"
+    session = env.get("HERDR_SESSION", DEFAULT_SESSION)
+    if (
+        session != DEFAULT_SESSION
+        and _SESSION_NAME.fullmatch(session)
+        and session not in (".", "..")
+    ):
         return str(config / "sessions" / session / "herdr.sock")
     return str(config / "herdr.sock")
 
@@ -165,7 +177,7 @@ class HerdrClient:
         protocol = pong.get("protocol")
         with _guard:
             _pinged.add(self.socket)
-            old = isinstance(protocol, int) and protocol < TESTED_PROTOCOL
+            old = isinstance(protocol, int) and protocol < OLDEST_QUIET_PROTOCOL
             first_warning = old and self.socket not in _warned
             if first_warning:
                 _warned.add(self.socket)
