@@ -4,8 +4,8 @@ The wire format is newline-delimited JSON with one request per connection: conne
 line, read one line, close. Requests are at most 1 MiB; every call has a 5 s timeout. The
 first call to a server in this process is preceded by a `ping` (on its own connection); a
 server older than protocol 19 (herdr 0.8.0, whose socket API matches the tested protocol 20)
-gets one warning on stderr, newer ones are accepted. Unknown fields in results are ignored. The one exception to one line per
-connection is `events.subscribe` (`subscribe()`): herdr answers
+gets one warning on stderr, newer ones are accepted. Unknown fields in results are ignored.
+The one exception to one line per connection is `events.subscribe` (`subscribe()`): herdr answers
 `{"id","result":{"type":"subscription_started"}}` and then keeps the connection open,
 writing one JSON line per event.
 

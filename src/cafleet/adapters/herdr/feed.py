@@ -22,9 +22,9 @@ most every RELIST_SECONDS), so the panes a tick needs stay current without a lis
 tick. A watched pane the feed does not follow yet (a new member) ends the connection and a
 new one is opened that includes it. A change from working or blocked to idle is `done`
 (FinishedTurns: herdr says `idle` when the pane's tab is active). A dropped connection is
-retried with a doubling delay, a refused request after REFUSED_SECONDS. While the feed is not subscribed, or does not
-follow every watched pane, `reading()` answers None and the monitor polls `pane.list` as
-before.
+retried with a doubling delay, a refused request after REFUSED_SECONDS. While the feed is
+not subscribed, or does not follow every watched pane, `reading()` answers None and the
+monitor polls `pane.list` as before.
 """
 
 from __future__ import annotations
