@@ -55,7 +55,7 @@ screen has is held back as herdr's wheel-scrolling history harvest would
 (`harvest_row_seconds` per row beyond the screen). Agent states follow herdr's seen rule:
 a turn that ends in the active tab is reported `idle`, elsewhere `done`.
 
-Test controls (Python methods, not on the wire): set_agent_status, focus_tab,
+Test controls (Python methods, not on the wire): set_agent_status, focus_tab, move_pane,
 set_client_focus, set_agent, set_screen, set_alternate_screen, screen_text, inputs / typed,
 set_processes, set_bracketed_paste, fail, exit_pane, requests, pane_ids, rects,
 drop_subscriptions, subscribers.
@@ -551,6 +551,7 @@ class FakeHerdrServer:
         self.tabs: dict[str, Tab] = {}
         self.panes: dict[str, Pane] = {}
         self._closed: dict[str, Pane] = {}  # closed panes, kept for their input logs
+        self._aliases: dict[str, str] = {}  # ids of moved panes -> their current ids
         self.requests: list[tuple[str, dict[str, Any]]] = []
         self.connections = 0
         self._failures: dict[str, Failure] = {}
@@ -729,6 +730,33 @@ class FakeHerdrServer:
             self._close(pane, event="pane_exited")
         self._end_process(pane, wait=True)
 
+    def move_pane(self, pane_id: str, workspace_id: str) -> str:
+        """Move a pane into a new tab of another workspace, as herdr does: it gets a new id
+        there and keeps its terminal; the old id stays an alias that requests still accept
+        (`src/app/ids.rs`), but listings name the new id only. Returns the new id."""
+        with self.lock:
+            pane = self._pane(pane_id)
+            workspace = self.workspaces[workspace_id]
+            old_tab = self.tabs[pane.tab_id]
+            remaining = _remove_leaf(old_tab.root, pane.pane_id)
+            if remaining is None:
+                raise ValueError("a tab's last pane moves with its tab")
+            old_tab.root = remaining
+            if old_tab.focused == pane.pane_id:
+                old_tab.focused = _leaves(remaining)[0]
+            new_id = f"{workspace_id}:p{next(workspace.pane_numbers)}"
+            tab_id = f"{workspace_id}:t{next(workspace.tab_numbers)}"
+            self.tabs[tab_id] = Tab(tab_id, workspace_id, Leaf(new_id), new_id)
+            workspace.tabs.append(tab_id)
+            del self.panes[pane.pane_id]
+            for alias, target in list(self._aliases.items()):
+                if target == pane.pane_id:
+                    self._aliases[alias] = new_id
+            self._aliases[pane.pane_id] = new_id
+            pane.pane_id, pane.workspace_id, pane.tab_id = new_id, workspace_id, tab_id
+            self.panes[new_id] = pane
+            return new_id
+
     def pane_ids(self) -> list[str]:
         with self.lock:
             return list(self.panes)
@@ -861,13 +889,13 @@ class FakeHerdrServer:
                     or status_filter not in (None, *AGENT_STATES)
                 ):
                     return _error("", "invalid_request", f"invalid request: {spec}"), None
-                pane = self.panes.get(pane_id)
+                pane = self.panes.get(self._aliases.get(pane_id, pane_id))
                 if pane is None:
                     probe = f"{request_id}:sub:{index}:probe"
                     return _error(probe, "pane_not_found", f"pane {pane_id} not found"), None
                 initial = self._status_data(pane) if status_filter == pane.agent_status else None
-                entries.append(
-                    Entry(STATUS_SUBSCRIPTION, self._sequence, pane_id, status_filter, initial)
+                entries.append(  # herdr follows the id the probe answered with
+                    Entry(STATUS_SUBSCRIPTION, self._sequence, pane.pane_id, status_filter, initial)
                 )
         return {"id": request_id, "result": {"type": "subscription_started"}}, entries
 
@@ -978,6 +1006,7 @@ class FakeHerdrServer:
     def _pane_current(self, params: dict[str, Any]) -> dict[str, Any]:
         with self.lock:
             caller = params.get("caller_pane_id") or self._focused_pane()
+            caller = self._aliases.get(caller, caller)
             if caller not in self.panes:
                 raise HerdrError("pane_not_found", "pane not found")
             return {"type": "pane_current", "pane": self._pane_info(self.panes[caller])}
@@ -1208,6 +1237,8 @@ class FakeHerdrServer:
     # -- state helpers (called with the lock held)
 
     def _pane(self, pane_id: object) -> Pane:
+        if isinstance(pane_id, str):
+            pane_id = self._aliases.get(pane_id, pane_id)
         pane = self.panes.get(pane_id) if isinstance(pane_id, str) else None
         if pane is None:
             raise _pane_not_found(pane_id)

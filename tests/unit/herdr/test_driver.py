@@ -480,6 +480,23 @@ def test_herdr_says_done_of_a_turn_nobody_saw_until_its_tab_is_focused(
     assert client.call("pane.get", {"pane_id": other})["pane"]["agent_status"] == "idle"
 
 
+def test_a_pane_moved_to_another_workspace_is_still_listed_by_its_recorded_id(
+    server: FakeHerdrServer, driver: HerdrPaneDriver, tmp_path: Path
+) -> None:
+    member = driver.spawn(server.root_pane, ARGV, ENV, str(tmp_path))
+    server.set_agent_status(member, "working", agent="claude")
+    driver.list_panes()
+    other = HerdrClient(server.socket_path).call("workspace.create", {})["workspace"]
+    moved = server.move_pane(member, other["workspace_id"])
+
+    panes = driver.list_panes()
+
+    assert moved != member and moved in panes
+    assert panes[member] == PaneInfo(member, False, "", "claude")
+    assert driver.agent_states()[member] == "working"
+    assert driver.pane(member) is not None  # herdr still answers requests for the old id
+
+
 # --------------------------------------------------------------------------- one pane
 
 

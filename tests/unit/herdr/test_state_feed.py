@@ -154,6 +154,23 @@ def test_a_turn_that_ends_in_the_active_tab_reads_done(
     status_of(feed, members, members[0], "done")
 
 
+def test_a_pane_moved_to_another_workspace_keeps_its_watched_id(
+    feed: HerdrStateFeed, fast_server: FakeHerdrServer, members: list[str]
+) -> None:
+    live(feed, members)
+    other = fast_server.handle_line(
+        json.dumps({"id": "w", "method": "workspace.create", "params": {}}).encode()
+    )["result"]["workspace"]["workspace_id"]
+    fast_server.move_pane(members[0], other)
+    fast_server.exit_pane(members[1])  # a closing event: the feed lists again
+
+    wait_until(lambda: members[1] not in live(feed, members).panes, "the listing", DEADLINE)
+    assert members[0] in live(feed, members).panes
+    fast_server.set_agent_status(fast_server.pane_ids()[-1], "blocked")
+    status_of(feed, members, members[0], "blocked")
+    assert feed.subscriptions == 2  # subscribed again, to the pane's new id
+
+
 def test_a_dropped_connection_is_reopened_and_reseeded(
     feed: HerdrStateFeed, fast_server: FakeHerdrServer, members: list[str]
 ) -> None:

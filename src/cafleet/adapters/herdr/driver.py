@@ -12,7 +12,8 @@ UI, which may belong to someone else. Known herdr traits handled here:
 - `pane.list` carries agent states but no foreground command; `pane()` asks
   `pane.process_info` as well. The monitor's sweep is one `pane.list`, shared by
   `list_panes()` and `agent_states()`; a turn that ended in the active tab is `done` there
-  too (FinishedTurns), since herdr says `idle` of it.
+  too (FinishedTurns), since herdr says `idle` of it; a pane moved to another workspace is
+  listed under the id it had as well (MovedPanes).
 - `agent.prompt` (herdr's `src/app/api/agents.rs`) answers at once and presses Enter 300 ms
   later on the server side; it refuses an agent at a dialog with `agent_blocked`, and a pane
   it sees no agent in, or no longer has, with `agent_not_found` or `agent_not_ready`.
@@ -36,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from cafleet.adapters.herdr.client import HerdrClient, HerdrRequestFailed
+from cafleet.adapters.herdr.moves import MovedPanes
 from cafleet.adapters.herdr.turns import FinishedTurns
 from cafleet.adapters.pane_locks import runtime_directory
 from cafleet.adapters.private_files import create_private
@@ -151,6 +153,7 @@ class HerdrPaneDriver(PaneDriver, AgentStates):
         self._prompt_enter_seconds = prompt_enter_seconds
         self._states: dict[str, str] | None = None  # from the last pane.list, until read
         self._turns = FinishedTurns()
+        self._moves = MovedPanes()
         self._lock = threading.Lock()
 
     # --- spawning --------------------------------------------------------------------
@@ -266,7 +269,9 @@ class HerdrPaneDriver(PaneDriver, AgentStates):
         return text, truncated
 
     def list_panes(self) -> dict[str, PaneInfo]:
-        panes, states = pane_listing(self._client.call("pane.list", {}))
+        result = self._client.call("pane.list", {})
+        panes, states = pane_listing(result)
+        self._moves.aliased(result, panes, states)
         with self._lock:
             self._states = self._turns.read(states)
         return panes

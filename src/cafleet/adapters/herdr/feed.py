@@ -21,7 +21,8 @@ seeds the states and the panes; a closing event for a known pane makes it list a
 most every RELIST_SECONDS), so the panes a tick needs stay current without a listing per
 tick. A watched pane the feed does not follow yet (a new member) ends the connection and a
 new one is opened that includes it. A change from working or blocked to idle is `done`
-(FinishedTurns: herdr says `idle` when the pane's tab is active). A dropped connection is
+(FinishedTurns: herdr says `idle` when the pane's tab is active); a pane moved to another
+workspace keeps the id it was watched by (MovedPanes). A dropped connection is
 retried with a doubling delay, a refused request after REFUSED_SECONDS. While the feed is
 not subscribed, or does not follow every watched pane, `reading()` answers None and the
 monitor polls `pane.list` as before.
@@ -44,6 +45,7 @@ from cafleet.adapters.herdr.client import (
     socket_path,
 )
 from cafleet.adapters.herdr.driver import pane_listing
+from cafleet.adapters.herdr.moves import MovedPanes
 from cafleet.adapters.herdr.turns import FinishedTurns
 from cafleet.application.ports import AgentStateFeed, AgentStateFeeds, FeedReading
 from cafleet.domain.errors import CafleetError, Unavailable
@@ -87,10 +89,12 @@ class HerdrStateFeed(AgentStateFeed):
         self._watched: frozenset[str] = frozenset()
         self._listed_for: frozenset[str] = frozenset()  # watched panes the last listing saw
         self._followed: frozenset[str] = frozenset()  # panes of the current subscription
+        self._subscribed: dict[str, str] = {}  # each followed pane -> the id subscribed to
         self._panes: dict[str, PaneInfo] = {}
         self._states: dict[str, str] = {}
         self._since: dict[str, datetime] = {}
         self._turns = FinishedTurns()
+        self._moves = MovedPanes()
         self._live = False
         self._stream: HerdrStream | None = None
         self._changed = threading.Event()  # the watched panes changed
@@ -172,10 +176,12 @@ class HerdrStateFeed(AgentStateFeed):
             self._changed.clear()
         panes, states = self._list()
         follow = sorted(watched & panes.keys())
+        # herdr follows a pane by the id it has when subscribed; a moved one by its new id
+        subscribed = {pane_id: self._moves.current_id(pane_id) for pane_id in follow}
         stream = self._client.subscribe(
             [
                 *({"type": kind} for kind in LIFECYCLE_SUBSCRIPTIONS),
-                *({"type": STATUS_EVENT, "pane_id": pane_id} for pane_id in follow),
+                *({"type": STATUS_EVENT, "pane_id": pane_id} for pane_id in subscribed.values()),
             ]
         )
         try:
@@ -185,6 +191,7 @@ class HerdrStateFeed(AgentStateFeed):
                 self._stream = stream
                 self._seen(panes, states, watched, seed=True)
                 self._followed = frozenset(follow)
+                self._subscribed = subscribed
                 self._live = True
                 self.subscriptions += 1
             self._follow(stream)
@@ -208,7 +215,7 @@ class HerdrStateFeed(AgentStateFeed):
                 listed, stale = time.monotonic(), False
                 with self._lock:
                     self._seen(panes, states, self._watched, seed=False)
-                    if (self._watched & panes.keys()) - self._followed:
+                    if (self._watched & panes.keys()) - self._followed or self._moved():
                         return
             line = stream.next_line(self._read_seconds)
             if line is None:
@@ -218,8 +225,15 @@ class HerdrStateFeed(AgentStateFeed):
             if line:
                 stale = self._apply(line) or stale
 
+    def _moved(self) -> bool:
+        """A followed pane moved since the subscription (lock held)."""
+        return any(self._moves.current_id(p) != q for p, q in self._subscribed.items())
+
     def _list(self) -> tuple[dict[str, PaneInfo], dict[str, str]]:
-        return pane_listing(self._client.call("pane.list", {}))
+        result = self._client.call("pane.list", {})
+        panes, states = pane_listing(result)
+        self._moves.aliased(result, panes, states)
+        return panes, states
 
     def _seen(
         self,
@@ -257,15 +271,20 @@ class HerdrStateFeed(AgentStateFeed):
             status = data.get("agent_status")
             if event != STATUS_EVENT or not isinstance(status, str):
                 return False
-            status = self._turns.read({pane_id: status})[pane_id]
-            if self._states.get(pane_id) != status:
-                self._states[pane_id] = status
-                self._since[pane_id] = self._now()
+            for known in (pane_id, *self._moves.former_ids(pane_id)):
+                self._take(known, status)
             agent = data.get("agent")
             info = self._panes.get(pane_id)
             if info is not None and isinstance(agent, str) and agent and agent != info.agent:
                 self._panes[pane_id] = replace(info, agent=agent)
         return False
+
+    def _take(self, pane_id: str, status: str) -> None:
+        """A pushed state of one pane, by one of its ids (lock held)."""
+        status = self._turns.read({pane_id: status})[pane_id]
+        if self._states.get(pane_id) != status:
+            self._states[pane_id] = status
+            self._since[pane_id] = self._now()
 
 
 class HerdrStateFeeds(AgentStateFeeds):
