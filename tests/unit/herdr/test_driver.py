@@ -149,6 +149,25 @@ def test_equalizing_sets_each_split_ratio_by_its_path(
     assert focused["pane"]["focused"] is True
 
 
+def test_the_fake_resizes_the_split_on_the_panes_edge_as_herdr_does(
+    server: FakeHerdrServer,
+) -> None:
+    # herdr's src/layout.rs: `up` moves the divider on the pane's top edge, if it has one
+    client = HerdrClient(server.socket_path)
+    middle = client.call("pane.split", {"target_pane_id": server.root_pane, "direction": "down"})
+    middle_id = middle["pane"]["pane_id"]
+    bottom = client.call("pane.split", {"target_pane_id": middle_id, "direction": "down"})
+    before = heights(server, [server.root_pane, middle_id, bottom["pane"]["pane_id"]])
+
+    client.call("pane.resize", {"pane_id": middle_id, "direction": "up", "amount": 0.9})
+
+    after = heights(server, [server.root_pane, middle_id, bottom["pane"]["pane_id"]])
+    assert before == [20, 10, 10]
+    # the root split (above the middle pane) went to herdr's floor, 0.1; the split below the
+    # middle pane kept its ratio and halves what is left
+    assert after == [4, 18, 18]
+
+
 def test_a_pane_split_inside_the_column_counts_in_its_split_ratio(
     server: FakeHerdrServer, driver: HerdrPaneDriver, tmp_path: Path
 ) -> None:

@@ -262,11 +262,8 @@ class HerdrPaneDriver(PaneDriver, AgentStates):
         )
         read = result.get("read")
         read = read if isinstance(read, dict) else result
-        text, truncated = read.get("text"), read.get("truncated")
-        text = text if isinstance(text, str) else ""
-        if not isinstance(truncated, bool):  # a server that does not say: a full answer may
-            truncated = text.count("\n") + 1 >= lines
-        return text, truncated
+        text = read.get("text")
+        return (text if isinstance(text, str) else ""), read.get("truncated") is True
 
     def list_panes(self) -> dict[str, PaneInfo]:
         result = self._client.call("pane.list", {})
