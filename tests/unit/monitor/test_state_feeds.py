@@ -216,3 +216,25 @@ def test_a_dropped_and_refused_subscription_falls_back_to_polling(
 
     assert "status:blocked" in _reasons(fleet, report)
     assert _listings(herdr_server) == before + 1
+
+
+def test_a_member_finishing_its_turn_in_the_active_tab_wakes_as_done(
+    served: tuple[Any, MonitorService], herdr_server: FakeHerdrServer
+) -> None:
+    fleet, svc = served
+    watched = _watched(fleet)
+    svc.tick(fleet.fleet_id)
+
+    herdr_server.set_agent_status(fleet.member_pane, "idle")  # herdr says idle: tab active
+    wait_until(
+        lambda: (
+            (fleet.feed.reading(watched) or FeedReading({}, {}, {})).states.get(fleet.member_pane)
+            == "done"
+        ),
+        "the finished turn",
+        5.0,
+    )
+    fleet.clock.advance(5)
+    report = svc.tick(fleet.fleet_id)
+
+    assert "status:done" in _reasons(fleet, report)
