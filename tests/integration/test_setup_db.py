@@ -236,14 +236,6 @@ def test_setup_db_relative_url_is_relative_to_the_current_directory(cli, tmp_pat
     assert read_revision(work / "rel.db") == "0006"
 
 
-def test_setup_db_does_not_expand_tilde_in_a_url(cli, tmp_path, home):
-    work = tmp_path / "work"
-    work.mkdir()
-    setup_db(cli, cwd=work, env={"CAFLEET_DATABASE_URL": "sqlite:///~/x.db"})
-    assert read_revision(work / "~" / "x.db") == "0006"
-    assert not (home / "x.db").exists()
-
-
 def test_setup_db_accepts_a_sqlite_driver_url(cli, db_path):
     out = setup_db(cli, env={"CAFLEET_DATABASE_URL": f"sqlite+pysqlite:///{db_path}"})
     assert out == CREATED.format(path=db_path)
