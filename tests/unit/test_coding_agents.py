@@ -734,16 +734,21 @@ IDENTITY_ENV = {
 
 class TestMemberEnvironment:
     def environment(
-        self, caller: dict[str, str], withheld: tuple[str, ...] | frozenset[str] = ()
+        self,
+        caller: dict[str, str],
+        withheld: tuple[str, ...] | frozenset[str] = (),
+        multiplexer: Multiplexer = Multiplexer.HERDR,
+        herdr_agent: str | None = None,
     ) -> dict[str, str]:
         return member_environment(
             caller,
             fleet_id=4,
             agent_id=17,
             database_url="sqlite:////data/cafleet.db",
-            multiplexer=Multiplexer.HERDR,
+            multiplexer=multiplexer,
             member_secret="the-members-secret",
             withheld=withheld,
+            herdr_agent=herdr_agent,
         )
 
     def test_the_whole_caller_environment_is_handed_on(self) -> None:
@@ -815,3 +820,12 @@ class TestMemberEnvironment:
             member_secret="s",
         )
         assert env["CAFLEET_MULTIPLEXER"] == "tmux"
+
+    def test_herdr_gets_the_agents_herdr_name_as_its_detection_hint(self) -> None:
+        env = self.environment({"HERDR_AGENT": "the-directors-own"}, herdr_agent="codex")
+        assert env == {**IDENTITY_ENV, "HERDR_AGENT": "codex"}
+
+    def test_tmux_gets_no_herdr_hint(self) -> None:
+        env = self.environment({}, multiplexer=Multiplexer.TMUX, herdr_agent="claude")
+        assert env["CAFLEET_MULTIPLEXER"] == "tmux"
+        assert "HERDR_AGENT" not in env

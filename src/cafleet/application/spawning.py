@@ -169,6 +169,7 @@ class MemberSpawner:
             multiplexer=placement.backend,
             member_secret=checked.secret,
             withheld=session_variables(),
+            herdr_agent=profile.herdr_agent,
         )
         if server and endpoint:
             env[server.password_variable] = endpoint.password

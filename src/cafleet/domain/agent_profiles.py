@@ -217,6 +217,9 @@ class AgentProfile:
     # the agent tells nobody that it asks a person (its turn just stays open), so a dialog
     # on screen during a turn is what says `waiting`
     dialogs_tell_waiting: bool = False
+    # the name herdr detects this agent by, handed to a member on herdr as HERDR_AGENT so
+    # herdr knows it behind CAFleet's launcher too
+    herdr_agent: str | None = None
 
     @property
     def uses_hooks(self) -> bool:
@@ -436,6 +439,7 @@ PROFILES: Mapping[CodingAgent, AgentProfile] = {
             "waiting:idle_prompt": AgentStatus.IDLE,  # the reminder after a minute idle
         },
         config_home=ConfigHome("CLAUDE_CONFIG_DIR", ".claude"),
+        herdr_agent="claude",
     ),
     CodingAgent.CODEX: AgentProfile(
         CodingAgent.CODEX,
@@ -456,6 +460,7 @@ PROFILES: Mapping[CodingAgent, AgentProfile] = {
         channels=(Channel.CODEX_QUEUE,),
         config_home=ConfigHome("CODEX_HOME", ".codex"),
         dialogs_tell_waiting=True,
+        herdr_agent="codex",
     ),
     CodingAgent.OPENCODE: AgentProfile(
         CodingAgent.OPENCODE,
@@ -479,6 +484,7 @@ PROFILES: Mapping[CodingAgent, AgentProfile] = {
         ),
         channels=(Channel.OPENCODE_HTTP,),
         config_home=ConfigHome("XDG_CONFIG_HOME", ".config", "opencode"),
+        herdr_agent="opencode",
     ),
     CodingAgent.CUSTOM: AgentProfile(
         CodingAgent.CUSTOM,

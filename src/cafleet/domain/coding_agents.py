@@ -426,6 +426,7 @@ def _env_program(args: Sequence[str]) -> str | None:
 # multiplexer's own variables belong to the pane the member gets.
 WITHHELD_VARIABLES = frozenset({"CAFLEET_WEBUI_TOKEN", "TMUX", "TMUX_PANE"})
 WITHHELD_PREFIXES = ("HERDR_",)
+HERDR_AGENT_VARIABLE = "HERDR_AGENT"  # read by herdr from the process's environment
 
 
 # the built-in demo agent (cafleet.demo_agent) runs as a custom agent with these flags
@@ -442,6 +443,7 @@ def member_environment(
     multiplexer: Multiplexer,
     member_secret: str,
     withheld: Iterable[str] = (),
+    herdr_agent: str | None = None,
 ) -> dict[str, str]:
     """The whole environment of a new member: the Director's (API keys, agent homes, XDG
     directories, proxies, PATH), less what must not leak, plus the member's identity and
@@ -449,7 +451,8 @@ def member_environment(
 
     `withheld` names more variables to drop (the coding agents' own session markers); the
     caller's CAFLEET_* settings travel so the member talks to the same broker the same way;
-    `database_url` must already carry an absolute path.
+    `database_url` must already carry an absolute path. On herdr, `herdr_agent` (the
+    profile's name for the agent) becomes HERDR_AGENT, herdr's agent-identity hint.
     """
     dropped = WITHHELD_VARIABLES | set(withheld)
     env = {
@@ -464,4 +467,6 @@ def member_environment(
         "CAFLEET_DATABASE_URL": database_url,
         "CAFLEET_MULTIPLEXER": multiplexer.value,
     }
+    if multiplexer is Multiplexer.HERDR and herdr_agent is not None:
+        env[HERDR_AGENT_VARIABLE] = herdr_agent
     return env

@@ -94,8 +94,8 @@ class ScriptedDriver(FakePaneDriver):
     kill) to the exception it raises; `kill_failures` limits kill failures to some panes.
     """
 
-    def __init__(self) -> None:
-        super().__init__(Multiplexer.TMUX)
+    def __init__(self, backend: Multiplexer = Multiplexer.TMUX) -> None:
+        super().__init__(backend)
         self.spawned: list[SpawnCall] = []
         self.relayouts: list[str] = []
         self.failures: dict[str, Exception] = {}
@@ -269,10 +269,11 @@ class PaneRig:
     channels: dict[str, tuple[Channel, ...]] = field(default_factory=dict)
     locks: PaneLocks = field(default_factory=ThreadLocks)
     pads: FakeLaunchPads = field(default_factory=FakeLaunchPads)
+    backend: Multiplexer = Multiplexer.TMUX  # the Director's multiplexer, so the members'
 
     def __post_init__(self) -> None:
-        self.driver = ScriptedDriver()
-        self.drivers.servers[(Multiplexer.TMUX, SOCKET)] = self.driver
+        self.driver = ScriptedDriver(self.backend)
+        self.drivers.servers[(self.backend, SOCKET)] = self.driver
 
     # -- services
 
@@ -288,9 +289,7 @@ class PaneRig:
         return PaneTeardown(self.keystrokes(), self.drivers, self.clock)
 
     def fleet_service(self) -> FleetService:
-        locator = FakePaneLocator(
-            PaneLocation(Multiplexer.TMUX, "main", WINDOW, DIRECTOR_PANE, SOCKET)
-        )
+        locator = FakePaneLocator(PaneLocation(self.backend, "main", WINDOW, DIRECTOR_PANE, SOCKET))
         return FleetService(self.store, self.clock, locator, self.teardown())
 
     def removal(self) -> MemberRemoval:

@@ -233,6 +233,30 @@ def test_the_member_gets_the_callers_whole_environment_less_what_must_not_leak(
     assert len(secret) >= 40  # 256 random bits
 
 
+@pytest.mark.parametrize(
+    ("coding_agent", "hint"),
+    [(CodingAgent.CLAUDE, "claude"), (CodingAgent.CODEX, "codex"),
+     (CodingAgent.OPENCODE, "opencode"), (CodingAgent.CUSTOM, None)],
+)  # fmt: skip
+def test_a_member_on_herdr_is_named_to_herdr_by_its_agent(
+    coding_agent: CodingAgent, hint: str | None
+) -> None:
+    rig = PaneRig(backend=Multiplexer.HERDR)
+    custom = coding_agent is CodingAgent.CUSTOM
+    created = Spawning(rig).create(
+        coding_agent=coding_agent, agent_command="demo-agent {prompt}" if custom else None
+    )
+
+    env = rig.pad(created.agent.agent_id).env
+    assert (env["CAFLEET_MULTIPLEXER"], env.get("HERDR_AGENT")) == ("herdr", hint)
+
+
+def test_a_member_on_tmux_gets_no_herdr_hint(rig: PaneRig, spawning: Spawning) -> None:
+    created = spawning.create(coding_agent=CodingAgent.CODEX)
+
+    assert "HERDR_AGENT" not in rig.pad(created.agent.agent_id).env
+
+
 def test_the_binary_is_launched_by_its_absolute_path(rig: PaneRig, spawning: Spawning) -> None:
     spawning.create()
 
