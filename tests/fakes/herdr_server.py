@@ -9,8 +9,9 @@ another), a log of every byte written into each pane, and its screen.
 
 Methods: ping, workspace.create/list, tab.create, pane.current/get/list/split/close/focus,
 pane.send_text/send_keys/send_input, pane.read, pane.layout, pane.resize,
-layout.set_split_ratio, pane.process_info, agent.prompt, events.subscribe. Anything else
-is answered with `invalid_request`.
+layout.set_split_ratio, pane.process_info, agent.prompt, pane.rename (the label shows as
+PaneInfo's `label`), notification.show (recorded in `notifications`; always shown),
+events.subscribe. Anything else is answered with `invalid_request`.
 
 `events.subscribe {subscriptions: [...]}` follows herdr (`src/api/server.rs`
 `stream_subscriptions`, `src/api/subscriptions.rs`, `src/api/schema/events.rs`): an entry
@@ -479,6 +480,7 @@ class Pane:
     agent_status: str = "unknown"  # as reported: `done` is idle and not seen
     seen: bool = True
     agent: str | None = None
+    label: str | None = None  # set by pane.rename, shown in herdr's sidebar
     revision: int = 0
     inputs: list[bytes] = field(default_factory=list)
     bracketed: bool = False  # plain mode: whether the "application" asked for bracketed paste
@@ -553,6 +555,7 @@ class FakeHerdrServer:
         self._closed: dict[str, Pane] = {}  # closed panes, kept for their input logs
         self._aliases: dict[str, str] = {}  # ids of moved panes -> their current ids
         self.requests: list[tuple[str, dict[str, Any]]] = []
+        self.notifications: list[dict[str, Any]] = []  # notification.show: title, body, sound
         self.connections = 0
         self._failures: dict[str, Failure] = {}
         self._workspace_numbers = itertools.count(1)
@@ -864,6 +867,8 @@ class FakeHerdrServer:
             "layout.set_split_ratio": self._set_split_ratio,
             "pane.process_info": self._process_info,
             "agent.prompt": self._agent_prompt,
+            "pane.rename": self._pane_rename,
+            "notification.show": self._notification_show,
         }
 
     # -- methods
@@ -1014,6 +1019,25 @@ class FakeHerdrServer:
     def _pane_get(self, params: dict[str, Any]) -> dict[str, Any]:
         with self.lock:
             return {"type": "pane_info", "pane": self._pane_info(self._pane(params["pane_id"]))}
+
+    def _pane_rename(self, params: dict[str, Any]) -> dict[str, Any]:
+        with self.lock:
+            pane = self._pane(params["pane_id"])
+            label = params["label"]
+            if not isinstance(label, str):
+                raise HerdrError("invalid_request", "label must be a string")
+            pane.label = label or None  # herdr: an empty label clears it
+            return {"type": "pane_info", "pane": self._pane_info(pane)}
+
+    def _notification_show(self, params: dict[str, Any]) -> dict[str, Any]:
+        sound = params.get("sound", "none")
+        if not isinstance(params["title"], str) or sound not in ("none", "done", "request"):
+            raise HerdrError("invalid_request", "invalid notification")
+        with self.lock:
+            self.notifications.append(
+                {"title": params["title"], "body": params.get("body"), "sound": sound}
+            )
+        return {"type": "notification_shown", "shown": True, "reason": None}
 
     def _pane_list(self, params: dict[str, Any]) -> dict[str, Any]:
         with self.lock:
@@ -1356,6 +1380,8 @@ class FakeHerdrServer:
         }
         if pane.agent is not None:
             info["agent"] = pane.agent
+        if pane.label is not None:
+            info["label"] = pane.label
         return info
 
     def _tab_info(self, tab: Tab) -> dict[str, Any]:

@@ -412,6 +412,20 @@ class AgentStates(Protocol):
     def agent_states(self) -> dict[str, str]: ...
 
 
+@runtime_checkable
+class PanePresentation(Protocol):
+    """Optional driver capability: what the multiplexer shows the person beside the panes.
+    Only herdr has it; it is cosmetic, so callers never fail over a refusal."""
+
+    def label(self, pane_id: str, label: str) -> None:
+        """Name the pane in the multiplexer's sidebar and border."""
+        ...
+
+    def notify(self, title: str, body: str) -> None:
+        """Ask the person to look (a notification with herdr's `request` sound)."""
+        ...
+
+
 @dataclass(frozen=True)
 class FeedReading:
     """What a multiplexer's event feed knows of one server: its panes, the agent state of each

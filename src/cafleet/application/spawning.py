@@ -22,6 +22,7 @@ from cafleet.application.ports import (
     LaunchPads,
     PaneDriver,
     PaneDrivers,
+    PanePresentation,
     Programs,
     UnitOfWork,
     UnitOfWorkFactory,
@@ -138,6 +139,7 @@ class MemberSpawner:
                 request,
             ) from exc
         recorded = self._record_pane(driver, placement, pane_id, request, agent, pad)
+        _label(driver, pane_id, agent)
         return MemberCreated(agent, self._await_ready(driver, pad, recorded, checked, prompt))
 
     def _launcher(
@@ -351,6 +353,13 @@ class MemberSpawner:
         except CafleetError as exc:
             return exc.message
         return None
+
+
+def _label(driver: PaneDriver, pane_id: str, agent: Agent) -> None:
+    """Name the member's pane where the multiplexer shows names (herdr)."""
+    if isinstance(driver, PanePresentation):
+        with contextlib.suppress(CafleetError):  # cosmetic: a refusal never fails the spawn
+            driver.label(pane_id, f"{agent.name} #{agent.agent_id}")
 
 
 def _live_fleet_for_spawn(uow: UnitOfWork, fleet_id: int) -> Fleet:

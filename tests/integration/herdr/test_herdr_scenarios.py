@@ -4,6 +4,7 @@ pseudo-terminals behind it (§7.2, §7.6, §8.5, §9.3)."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,12 @@ def placement_row(fleet: Any, agent_id: int) -> sqlite3.Row:
         conn.close()
     assert row is not None
     return row
+
+
+def listed_labels(server: Any) -> dict[str, str | None]:
+    """Each pane's label as herdr's `pane.list` reports it."""
+    request = json.dumps({"id": "t", "method": "pane.list", "params": {}}).encode()
+    return {p["pane_id"]: p.get("label") for p in server.handle_line(request)["result"]["panes"]}
 
 
 # --------------------------------------------------------------------------- the fleet
@@ -73,6 +80,27 @@ def test_a_member_runs_the_demo_agent_in_a_herdr_pane_beside_the_director(
     assert shown["placement"]["backend"] == "herdr"
     runtime = Path(herdr_fleet.env["XDG_RUNTIME_DIR"]) / "cafleet"
     assert list(runtime.glob("launch-*.json")) == []
+
+
+def test_a_member_s_pane_is_labelled_with_its_name_and_id(herdr_fleet: Any) -> None:
+    server = herdr_fleet.server
+
+    alice = herdr_fleet.member("alice")
+
+    assert listed_labels(server) == {
+        server.root_pane: None,
+        alice.pane_id: f"alice #{alice.agent_id}",
+    }
+
+
+def test_a_refused_label_does_not_fail_the_spawn(herdr_fleet: Any) -> None:
+    server = herdr_fleet.server
+    server.fail("pane.rename", "invalid_request", "unknown method pane.rename")
+
+    bob = herdr_fleet.member("bob")
+
+    assert "pane.rename" in server.methods()
+    assert listed_labels(server) == {server.root_pane: None, bob.pane_id: None}
 
 
 def test_later_members_stack_below_in_one_column(herdr_fleet: Any) -> None:

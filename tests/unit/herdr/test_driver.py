@@ -620,3 +620,46 @@ def test_closed_ids_are_never_reused(
     second = driver.spawn(server.root_pane, ARGV, ENV, str(tmp_path))
 
     assert (first, second) == ("w1:p2", "w1:p3")
+
+
+# --------------------------------------------------------------------------- presentation
+
+
+def wire(server: FakeHerdrServer, method: str, **params: Any) -> dict[str, Any]:
+    answer = server.handle_line(
+        json.dumps({"id": "t", "method": method, "params": params}).encode()
+    )
+    result: dict[str, Any] = answer["result"]
+    return result
+
+
+def test_a_label_is_herdr_s_pane_rename_and_shows_in_get_and_list(
+    server: FakeHerdrServer, driver: HerdrPaneDriver, tmp_path: Path
+) -> None:
+    member = driver.spawn(server.root_pane, ARGV, ENV, str(tmp_path))
+
+    driver.label(member, "coder #7")
+
+    assert requests(server, "pane.rename") == [{"pane_id": member, "label": "coder #7"}]
+    assert wire(server, "pane.get", pane_id=member)["pane"]["label"] == "coder #7"
+    listed = {p["pane_id"]: p.get("label") for p in wire(server, "pane.list")["panes"]}
+    assert listed == {server.root_pane: None, member: "coder #7"}
+
+
+def test_labelling_a_missing_pane_is_herdr_s_refusal(driver: HerdrPaneDriver) -> None:
+    with pytest.raises(PaneGone):
+        driver.label("w1:p9", "gone #9")
+
+
+def test_a_notification_asks_with_herdr_s_request_sound(
+    server: FakeHerdrServer, driver: HerdrPaneDriver
+) -> None:
+    driver.notify("coder #7 is blocked", "fleet 1: it waits at a dialog")
+
+    assert server.notifications == [
+        {
+            "title": "coder #7 is blocked",
+            "body": "fleet 1: it waits at a dialog",
+            "sound": "request",
+        }
+    ]

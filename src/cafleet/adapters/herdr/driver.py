@@ -41,7 +41,7 @@ from cafleet.adapters.herdr.moves import MovedPanes
 from cafleet.adapters.herdr.turns import FinishedTurns
 from cafleet.adapters.pane_locks import runtime_directory
 from cafleet.adapters.private_files import create_private
-from cafleet.application.ports import AgentStates, PaneDriver
+from cafleet.application.ports import AgentStates, PaneDriver, PanePresentation
 from cafleet.domain.errors import CafleetError, Unavailable
 from cafleet.domain.panes import Key, PaneGone, PaneInfo, PromptAnswer, without_escapes
 from cafleet.domain.placement import Multiplexer, PaneLocation
@@ -134,7 +134,7 @@ class Layout:
         return bottom.pane_id, "down"
 
 
-class HerdrPaneDriver(PaneDriver, AgentStates):
+class HerdrPaneDriver(PaneDriver, AgentStates, PanePresentation):
     backend = Multiplexer.HERDR
 
     def __init__(
@@ -229,6 +229,14 @@ class HerdrPaneDriver(PaneDriver, AgentStates):
             return refusal
         time.sleep(self._prompt_enter_seconds)  # until herdr has pressed Enter
         return PromptAnswer.TAKEN
+
+    # --- presentation ----------------------------------------------------------------
+
+    def label(self, pane_id: str, label: str) -> None:
+        self._client.call("pane.rename", {"pane_id": pane_id, "label": label})
+
+    def notify(self, title: str, body: str) -> None:
+        self._client.call("notification.show", {"title": title, "body": body, "sound": "request"})
 
     # --- reading ---------------------------------------------------------------------
 
