@@ -11,6 +11,7 @@ drainer, so they are settled within a tick even when nothing else is sent to tha
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -24,6 +25,7 @@ from cafleet.application.ports import (
     AgentStates,
     Clock,
     PaneDrivers,
+    PanePresentation,
     ProcessIdentity,
     PushTarget,
     QueueDrains,
@@ -33,9 +35,18 @@ from cafleet.application.ports import (
 from cafleet.application.receipts import ReceiptReader
 from cafleet.domain.agent import Agent, AgentKind, CardKind
 from cafleet.domain.delivery import DeliveryState
-from cafleet.domain.errors import Conflict, NotFound
+from cafleet.domain.errors import CafleetError, Conflict, NotFound
 from cafleet.domain.fleet import Fleet
-from cafleet.domain.monitor import DueAgent, MonitorRuntime, MonitorSchedule, state_of, wake_text
+from cafleet.domain.monitor import (
+    BLOCKED,
+    DueAgent,
+    MonitorRuntime,
+    MonitorSchedule,
+    blocked_notice,
+    state_of,
+    status_reason,
+    wake_text,
+)
 from cafleet.domain.panes import PaneInfo, ours
 from cafleet.domain.placement import Multiplexer, Placement
 
@@ -122,6 +133,7 @@ class MonitorService:
         self._feeds = feeds  # pushed agent states (the monitor loop's herdr servers)
         self._drains = drains
         self._confirmed: set[tuple[int, int]] = set()  # (agent, task) recorded by this loop
+        self._notified: set[int] = set()  # members blocked since their notification
 
     # --- the runtime slot ------------------------------------------------------------
 
@@ -185,6 +197,7 @@ class MonitorService:
             if seen != target.schedule:
                 observed[target.agent.agent_id] = seen
         self._save(observed.values())
+        self._notify_blocked(view, due, states)
         drained = tuple(stranded)
         if not due:
             return TickReport(drained=drained)
@@ -193,6 +206,28 @@ class MonitorService:
             return TickReport(tuple(due), woke=False, not_delivered=problem, drained=drained)
         self._record_wake(view, due, states, observed, now)
         return TickReport(tuple(due), woke=True, drained=drained)
+
+    def _notify_blocked(
+        self, view: _FleetView, due: list[DueAgent], states: dict[str, str]
+    ) -> None:
+        """A member whose turn to blocked makes its wake due gets one notification where the
+        multiplexer shows them (herdr), and no other until it left blocked; a wake that is
+        not delivered stays due, the notification is not raised again."""
+        turned = {d.agent_id for d in due if status_reason(BLOCKED) in d.reasons}
+        for target in view.targets:
+            agent, placement = target.agent, target.placement
+            if states.get(placement.pane_id or "") != BLOCKED:
+                self._notified.discard(agent.agent_id)
+            elif (
+                agent.agent_id in turned
+                and agent.agent_id not in self._notified
+                and target.role == AgentKind.MEMBER.value
+            ):
+                self._notified.add(agent.agent_id)
+                driver = self._drivers(placement.backend, placement.socket)
+                if isinstance(driver, PanePresentation):
+                    with contextlib.suppress(CafleetError):  # cosmetic: never fails a tick
+                        driver.notify(*blocked_notice(agent, view.fleet.fleet_id))
 
     def _stranded(self, uow: UnitOfWork, view: _FleetView) -> list[int]:
         if self._drains is None:

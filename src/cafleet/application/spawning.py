@@ -359,7 +359,7 @@ def _label(driver: PaneDriver, pane_id: str, agent: Agent) -> None:
     """Name the member's pane where the multiplexer shows names (herdr)."""
     if isinstance(driver, PanePresentation):
         with contextlib.suppress(CafleetError):  # cosmetic: a refusal never fails the spawn
-            driver.label(pane_id, f"{agent.name} #{agent.agent_id}")
+            driver.label(pane_id, agent.label)
 
 
 def _live_fleet_for_spawn(uow: UnitOfWork, fleet_id: int) -> Fleet:

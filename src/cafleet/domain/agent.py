@@ -59,6 +59,11 @@ class Agent:
     def is_administrator(self) -> bool:
         return self.card_kind is CardKind.ADMINISTRATOR
 
+    @property
+    def label(self) -> str:
+        """How the agent is named where a person sees it beside the panes (herdr's sidebar)."""
+        return f"{self.name} #{self.agent_id}"
+
     def kind(self, fleet: Fleet) -> AgentKind:
         if fleet.director_agent_id == self.agent_id:
             return AgentKind.DIRECTOR

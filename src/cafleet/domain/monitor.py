@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
+from cafleet.domain.agent import Agent
 from cafleet.domain.agent_status import AgentStatus
 from cafleet.domain.preview import sanitized
 
@@ -21,7 +22,8 @@ INTERVAL = "interval"
 STALL_CHECK = "stall-check"
 UNREAD_WHILE_IDLE = "idle-unread"
 # worth a wake on change: waiting for a person, finished, or idle with mail it has not read
-NATIVE_WAKE_STATES = ("blocked", "done", UNREAD_WHILE_IDLE)
+BLOCKED = "blocked"
+NATIVE_WAKE_STATES = (BLOCKED, "done", UNREAD_WHILE_IDLE)
 WORKING = "working"
 
 
@@ -34,13 +36,18 @@ def state_of(status: AgentStatus, unread: int) -> str | None:
     with mail waiting while it idles as a state of its own."""
     match status:
         case AgentStatus.WAITING:
-            return "blocked"
+            return BLOCKED
         case AgentStatus.WORKING:
             return WORKING
         case AgentStatus.IDLE:
             return UNREAD_WHILE_IDLE if unread else "idle"
         case _:
             return None
+
+
+def blocked_notice(agent: Agent, fleet_id: int) -> tuple[str, str]:
+    """Title and body of the notification raised when a member turns blocked."""
+    return f"{agent.label} is blocked", f"fleet {fleet_id}: it waits for an approval or an answer"
 
 
 @dataclass(frozen=True)

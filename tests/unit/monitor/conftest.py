@@ -24,7 +24,7 @@ from cafleet.application.agent_status import AgentStatusReader
 from cafleet.application.fleets import FleetService
 from cafleet.application.keystrokes import KeystrokeSender
 from cafleet.application.monitoring import MonitorService, TickReport
-from cafleet.application.ports import ProcessIdentity, QueueDrains
+from cafleet.application.ports import PanePresentation, ProcessIdentity, QueueDrains
 from cafleet.application.teardown import PaneTeardown
 from cafleet.domain.agent import Agent, CardKind
 from cafleet.domain.agent_profiles import AgentProfiles, ProfileOverrides
@@ -100,18 +100,30 @@ class CountingDriver(FakePaneDriver):
         super().type_text(pane_id, text)
 
 
-class StatefulDriver(CountingDriver):
+class StatefulDriver(CountingDriver, PanePresentation):
     """A server that also reports the agent state it detects in each pane (the AgentStates
-    capability herdr has); panes without an entry report no state."""
+    capability herdr has; panes without an entry report no state) and shows labels and
+    notifications as herdr does (`notify_fails`: a reason, notify raises Unavailable)."""
 
     def __init__(self, backend: Multiplexer = Multiplexer.HERDR) -> None:
         super().__init__(backend)
         self.states: dict[str, str] = {}
         self.state_reads = 0
+        self.labels: dict[str, str] = {}
+        self.notices: list[tuple[str, str]] = []
+        self.notify_fails: str | None = None
 
     def agent_states(self) -> dict[str, str]:
         self.state_reads += 1
         return dict(self.states)
+
+    def label(self, pane_id: str, label: str) -> None:
+        self.labels[self._existing(pane_id).pane_id] = label
+
+    def notify(self, title: str, body: str) -> None:
+        if self.notify_fails is not None:
+            raise Unavailable(self.notify_fails)
+        self.notices.append((title, body))
 
 
 class _BusyUnitOfWork(MemoryUnitOfWork):

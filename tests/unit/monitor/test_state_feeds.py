@@ -127,6 +127,78 @@ def test_tmux_has_no_feed_and_lists_as_before(make_fleet: Any) -> None:
     assert feeds.feed.asked == []
 
 
+# --------------------------------------------------------------------------- blocked notices
+
+
+def _push(fleet: Any, feeds: MemoryFeeds, states: dict[str, str]) -> Any:
+    """The next tick, 5 s on, with the feed reporting `states`."""
+    panes = {p: PaneInfo(p, False, "") for p in _watched(fleet)}
+    feeds.feed.answer = FeedReading(panes, states, {})
+    fleet.clock.advance(5)
+    return fleet.svc.tick(fleet.fleet_id)
+
+
+@pytest.fixture
+def noticing(on_memory: Any) -> tuple[Any, MemoryFeeds, str]:
+    fleet, feeds, svc, member = on_memory
+    fleet.svc = svc
+    _push(fleet, feeds, {member: "working"})
+    return fleet, feeds, member
+
+
+def test_a_member_turning_blocked_raises_one_notification_per_episode(noticing: Any) -> None:
+    fleet, feeds, member = noticing
+    worker = fleet.members["worker"]
+
+    report = _push(fleet, feeds, {member: "blocked"})
+    _push(fleet, feeds, {member: "blocked"})
+    first_episode = list(fleet.driver.notices)
+    _push(fleet, feeds, {member: "working"})
+    _push(fleet, feeds, {member: "blocked"})
+
+    assert _reasons(fleet, report) == ("status:blocked",)
+    assert first_episode == [
+        (
+            f"worker #{worker} is blocked",
+            f"fleet {fleet.fleet_id}: it waits for an approval or an answer",
+        )
+    ]
+    assert fleet.driver.notices == first_episode * 2
+
+
+def test_a_wake_that_is_not_delivered_does_not_notify_again(noticing: Any) -> None:
+    fleet, feeds, member = noticing
+    fleet.driver.typing_fails = "the watcher's pane is busy"
+
+    first = _push(fleet, feeds, {member: "blocked"})
+    again = _push(fleet, feeds, {member: "blocked"})
+
+    assert (first.woke, again.woke) == (False, False)
+    assert "status:blocked" in _reasons(fleet, again)  # still due: the wake is retried
+    assert len(fleet.driver.notices) == 1
+
+
+def test_a_refused_notification_does_not_stop_the_wake(noticing: Any) -> None:
+    fleet, feeds, member = noticing
+    fleet.driver.notify_fails = "herdr notification.show failed: invalid_request"
+
+    report = _push(fleet, feeds, {member: "blocked"})
+
+    assert report.woke
+    assert _reasons(fleet, report) == ("status:blocked",)
+    assert fleet.driver.notices == []
+
+
+def test_a_blocked_director_raises_no_notification(noticing: Any) -> None:
+    fleet, feeds, member = noticing
+    director = fleet.panes[fleet.director_id].pane_id
+
+    report = _push(fleet, feeds, {member: "working", director: "blocked"})
+
+    assert any("status:blocked" in d.reasons for d in report.due if d.agent_id == fleet.director_id)
+    assert fleet.driver.notices == []
+
+
 # --------------------------------------------------------------------------- over fake herdr
 
 
@@ -198,6 +270,11 @@ def test_a_member_turning_blocked_reaches_the_next_tick_without_a_listing(
 
     assert "status:blocked" in _reasons(fleet, report)  # the wake itself is refused: a shell
     assert _listings(herdr_server) == before
+    worker = fleet.members["worker"]
+    assert herdr_server.notifications == [
+        {"title": f"worker #{worker} is blocked", "sound": "request",
+         "body": f"fleet {fleet.fleet_id}: it waits for an approval or an answer"}
+    ]  # fmt: skip
 
 
 def test_a_dropped_and_refused_subscription_falls_back_to_polling(
