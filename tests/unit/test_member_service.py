@@ -7,13 +7,18 @@ from datetime import timedelta
 import pytest
 
 from cafleet.adapters.fake.clock import FakeClock
+from cafleet.adapters.fake.launch_pads import FakeLaunchPads
 from cafleet.adapters.fake.pane_driver import FakePaneDriver, FakePaneDrivers
+from cafleet.application.agent_status import AgentStatusReader
 from cafleet.application.members import ListMode, MemberService
 from cafleet.application.messaging import MessagingService
+from cafleet.application.ports import AgentStates
 from cafleet.domain.agent import AgentKind, CardKind
+from cafleet.domain.agent_profiles import AgentProfiles
+from cafleet.domain.agent_status import AgentStatus, StatusReport
 from cafleet.domain.errors import NotFound
 from cafleet.domain.panes import PaneInfo
-from cafleet.domain.placement import Multiplexer, PaneState
+from cafleet.domain.placement import CodingAgent, Multiplexer, PaneState
 
 
 @pytest.fixture
@@ -288,3 +293,36 @@ def test_without_drivers_no_pane_is_looked_at(members: MemberService, world, mad
     worker = world.member(made, "worker", pane_id="%1")
 
     assert members.show(made.fleet.fleet_id, worker).pane is None
+
+
+class DetectingDriver(CountingDriver, AgentStates):
+    """A server that also detects each pane's agent state, as herdr does, from the listing
+    it made last."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.states: dict[str, str] = {}
+
+    def agent_states(self) -> dict[str, str]:
+        return dict(self.states)
+
+
+def test_an_agent_that_says_nothing_shows_the_state_its_multiplexer_detects(
+    store, clock: FakeClock, world, made
+) -> None:
+    drivers, server = FakePaneDrivers(), DetectingDriver()
+    drivers.servers[(Multiplexer.TMUX, made.placement.socket)] = server
+    blocked = world.member(made, "blocked", pane_id="%1", coding_agent=CodingAgent.CUSTOM)
+    quiet = world.member(made, "quiet", pane_id="%2", coding_agent=CodingAgent.CUSTOM)
+    server.add_pane("agent", pane_id="%1")
+    server.add_pane("agent", pane_id="%2")
+    server.states = {"%1": "blocked"}
+    statuses = AgentStatusReader(FakeLaunchPads(), AgentProfiles(), clock)
+
+    listing = MemberService(store, clock, drivers, statuses).list(
+        made.fleet.fleet_id, ListMode.MEMBERS
+    )
+
+    told = {v.agent.agent_id: v.agent_status for v in listing.members}
+    assert told == {blocked: StatusReport(AgentStatus.WAITING), quiet: StatusReport.unknown()}
+    assert server.listings == 1

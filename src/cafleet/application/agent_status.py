@@ -4,8 +4,9 @@ The pane comes first (gone or dead: exited), then the placement (not yet ready: 
 then what the agent says itself: Claude Code's hooks in the member's event file, OpenCode's
 own server, Codex's transcript of the conversation (once the codex-queue channel found it).
 Codex records no approval it asks for, so for it (`dialogs_tell_waiting`) a dialog at the
-bottom of the screen during a turn says `waiting`. An agent with no such source (a custom
-command) is `unknown` while its pane runs.
+bottom of the screen during a turn says `waiting`. Where none of these tells, the state the
+multiplexer detects in the pane does (herdr's, pushed to it by the agent's screen); an agent
+with no source at all (a custom command on tmux) is `unknown` while its pane runs.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from cafleet.domain.agent_profiles import (
     TYPING_DIALOG_ROWS,
     AgentProfiles,
 )
-from cafleet.domain.agent_status import AgentStatus, StatusReport
+from cafleet.domain.agent_status import AgentStatus, StatusReport, detected_status
 from cafleet.domain.errors import CafleetError
 from cafleet.domain.panes import PaneGone
 from cafleet.domain.placement import PaneState, Placement
@@ -44,7 +45,15 @@ class AgentStatusReader:
         self._threads = threads
         self._drivers = drivers
 
-    def report(self, placement: Placement, pane: PaneState | None) -> StatusReport:
+    def report(
+        self, placement: Placement, pane: PaneState | None, detected: str | None = None
+    ) -> StatusReport:
+        """`detected`: the multiplexer's state for the pane (herdr's), if it has one."""
+        told = self._told(placement, pane)
+        fallback = detected_status(detected) if told.status is AgentStatus.UNKNOWN else None
+        return told if fallback is None else StatusReport(fallback)
+
+    def _told(self, placement: Placement, pane: PaneState | None) -> StatusReport:
         if pane is PaneState.GONE:
             return StatusReport(AgentStatus.EXITED)
         if placement.is_starting:

@@ -9,12 +9,20 @@ from enum import Enum
 
 from cafleet.application.agent_status import AgentStatusReader
 from cafleet.application.lookups import active_agent, agent_of_fleet, existing_fleet
-from cafleet.application.ports import Activity, Clock, PaneDrivers, UnitOfWorkFactory
+from cafleet.application.ports import (
+    Activity,
+    AgentStates,
+    Clock,
+    PaneDrivers,
+    UnitOfWorkFactory,
+)
 from cafleet.domain.agent import Agent, AgentKind
 from cafleet.domain.agent_status import StatusReport
 from cafleet.domain.errors import CafleetError
 from cafleet.domain.panes import PaneInfo
 from cafleet.domain.placement import Multiplexer, PaneState, Placement
+
+_Listing = tuple[dict[str, PaneInfo], dict[str, str]]  # a server's panes, its detected states
 
 
 class ListMode(Enum):
@@ -95,7 +103,7 @@ class MemberService:
         its agent status. Call it with no unit of work open: it runs the multiplexer."""
         if self._drivers is None:
             return views
-        listings: dict[tuple[Multiplexer, str | None], dict[str, PaneInfo] | None] = {}
+        listings: dict[tuple[Multiplexer, str | None], _Listing | None] = {}
         marked = []
         for view in views:
             placement = view.placement
@@ -104,15 +112,25 @@ class MemberService:
                 continue
             server = (placement.backend, placement.socket)
             if server not in listings:
-                try:
-                    listings[server] = self._drivers(*server).list_panes()
-                except CafleetError:
-                    listings[server] = None  # unknown rather than wrong
-            panes = listings[server]
-            state = None if panes is None else placement.pane_state(panes.get(placement.pane_id))
-            told = None if self._statuses is None else self._statuses.report(placement, state)
+                listings[server] = _listing(self._drivers, *server)
+            listing = listings[server]
+            panes, detected = listing or ({}, {})
+            state = None if listing is None else placement.pane_state(panes.get(placement.pane_id))
+            seen = detected.get(placement.pane_id)
+            told = None if self._statuses is None else self._statuses.report(placement, state, seen)
             marked.append(replace(view, pane=state, agent_status=told))
         return marked
+
+
+def _listing(drivers: PaneDrivers, backend: Multiplexer, socket: str | None) -> _Listing | None:
+    """A server's panes and the agent states it detects (herdr: from the same `pane.list`);
+    None when it cannot be asked: unknown rather than wrong."""
+    try:
+        driver = drivers(backend, socket)
+        panes = driver.list_panes()
+        return panes, driver.agent_states() if isinstance(driver, AgentStates) else {}
+    except CafleetError:
+        return None
 
 
 def _is_member(view: MemberView, fleet_deleted: bool) -> bool:

@@ -16,6 +16,21 @@ class AgentStatus(StrEnum):
     UNKNOWN = "unknown"  # no source says
 
 
+# herdr's `agent_status` of a pane (idle, working, blocked, done, unknown) in these words;
+# `done` is an idle agent whose finished turn nobody has looked at yet
+_DETECTED = {
+    "working": AgentStatus.WORKING,
+    "blocked": AgentStatus.WAITING,
+    "idle": AgentStatus.IDLE,
+    "done": AgentStatus.IDLE,
+}
+
+
+def detected_status(state: str | None) -> AgentStatus | None:
+    """What the multiplexer's detected state says, None when it does not tell."""
+    return None if state is None else _DETECTED.get(state)
+
+
 @dataclass(frozen=True)
 class HookEvent:
     """One line of a member's event file: what a hook reported, and when."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +102,26 @@ def test_a_refused_label_does_not_fail_the_spawn(herdr_fleet: Any) -> None:
 
     assert "pane.rename" in server.methods()
     assert listed_labels(server) == {server.root_pane: None, bob.pane_id: None}
+
+
+def test_a_status_herdr_pushes_reaches_member_list_within_a_second(herdr_fleet: Any) -> None:
+    server = herdr_fleet.server
+    worker = herdr_fleet.member("worker")
+
+    def listed_status() -> tuple[str | None, float]:
+        started = time.monotonic()
+        members = herdr_fleet.json("member", "list", "--fleet-id", str(herdr_fleet.fleet_id))
+        [row] = [m for m in members if m["agent_id"] == worker.agent_id]
+        return row["agent_status"], time.monotonic() - started
+
+    assert listed_status()[0] == "unknown"  # a custom agent says nothing of itself
+    for pushed, shown in (("working", "working"), ("blocked", "waiting"), ("idle", "idle")):
+        server.set_agent_status(worker.pane_id, pushed)
+        # every listing after the push shows it; the fastest of three (a loaded machine
+        # slows a process start now and then) answers within the second
+        answers = [listed_status() for _ in range(3)]
+        assert [status for status, _ in answers] == [shown] * 3, pushed
+        assert min(took for _, took in answers) < 1.0, (pushed, answers)
 
 
 def test_later_members_stack_below_in_one_column(herdr_fleet: Any) -> None:
@@ -224,5 +245,7 @@ def test_a_blocked_member_wakes_the_monitoring_member(herdr_fleet: Any) -> None:
     assert looked_at == {watcher.pane_id}
     assert {m for m, _ in during} <= {
         "ping", "pane.list", "pane.get", "pane.process_info", "pane.send_text", "pane.send_keys",
+        "notification.show",
     }  # fmt: skip
+    assert [n["title"] for n in server.notifications] == [f"worker #{worker.agent_id} is blocked"]
     assert loop.err == []

@@ -194,3 +194,36 @@ def test_a_codex_turn_showing_an_approval_dialog_is_waiting_since_first_seen(rig
     threads.statuses["/codex/rollout-t-1.jsonl"] = StatusReport(AgentStatus.IDLE, at(30))
     pane.screen = CODEX_APPROVAL  # an idle turn's screen is not read at all
     assert reader.report(placement, PaneState.RUNNING) == StatusReport(AgentStatus.IDLE, at(30))
+
+
+# --------------------------------------------------------------------------- herdr's detection
+
+
+@pytest.mark.parametrize(
+    ("detected", "status"),
+    [("working", AgentStatus.WORKING), ("blocked", AgentStatus.WAITING),
+     ("idle", AgentStatus.IDLE), ("done", AgentStatus.IDLE), ("unknown", AgentStatus.UNKNOWN),
+     (None, AgentStatus.UNKNOWN)],
+)  # fmt: skip
+def test_an_agent_that_says_nothing_is_what_the_multiplexer_detects(
+    rig: Rig, detected: str | None, status: AgentStatus
+) -> None:
+    placement, _ = rig.member(CodingAgent.CUSTOM)
+
+    assert rig.reader.report(placement, PaneState.RUNNING, detected) == StatusReport(status)
+
+
+def test_the_agent_s_own_word_wins_over_the_multiplexer_s(rig: Rig) -> None:
+    placement, pad = rig.member(CodingAgent.CLAUDE)
+    pad.reported = [HookEvent("prompt", at(2))]
+
+    told = rig.reader.report(placement, PaneState.RUNNING, "idle")
+
+    assert told == StatusReport(AgentStatus.WORKING, at(2))
+
+
+def test_a_starting_or_gone_member_is_not_what_the_multiplexer_detects(rig: Rig) -> None:
+    starting, _ = rig.member(CodingAgent.CUSTOM, ready=False)
+
+    assert rig.reader.report(starting, PaneState.RUNNING, "working").status is AgentStatus.STARTING
+    assert rig.reader.report(starting, PaneState.GONE, "working").status is AgentStatus.EXITED
