@@ -26,6 +26,8 @@ from cafleet.application.ports import AgentStateFeed, AgentStateFeeds, FeedReadi
 from cafleet.domain.panes import PaneInfo  # noqa: E402
 from cafleet.domain.placement import Multiplexer  # noqa: E402
 
+from .conftest import AGENT_COMMAND  # noqa: E402
+
 
 class MemoryFeed(AgentStateFeed):
     """Answers what the test put in `answer`; records what it was asked to watch."""
@@ -275,6 +277,24 @@ def test_a_member_turning_blocked_reaches_the_next_tick_without_a_listing(
         {"title": f"worker #{worker} is blocked", "sound": "request",
          "body": f"fleet {fleet.fleet_id}: it waits for an approval or an answer"}
     ]  # fmt: skip
+
+
+def test_idle_ticks_on_a_live_feed_make_no_request_at_all(
+    served: tuple[Any, MonitorService], herdr_server: FakeHerdrServer
+) -> None:
+    fleet, svc = served
+    watcher = fleet.panes[fleet.watcher_id].pane_id
+    herdr_server.set_processes(watcher, [{"pid": 7, "name": AGENT_COMMAND, "argv0": AGENT_COMMAND}])
+    assert svc.tick(fleet.fleet_id).woke  # the first wake (interval) is delivered
+    before = len(herdr_server.methods())
+
+    reports = []
+    for _ in range(10):
+        fleet.clock.advance(5)
+        reports.append(svc.tick(fleet.fleet_id))
+
+    assert [r.due for r in reports] == [()] * 10
+    assert herdr_server.methods()[before:] == []  # so 0 pane.list per idle tick
 
 
 def test_a_dropped_and_refused_subscription_falls_back_to_polling(
