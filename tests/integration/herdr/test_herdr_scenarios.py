@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 from pathlib import Path
 from typing import Any
 
@@ -104,24 +103,21 @@ def test_a_refused_label_does_not_fail_the_spawn(herdr_fleet: Any) -> None:
     assert listed_labels(server) == {server.root_pane: None, bob.pane_id: None}
 
 
-def test_a_status_herdr_pushes_reaches_member_list_within_a_second(herdr_fleet: Any) -> None:
+def test_a_status_herdr_pushes_reaches_the_next_member_list(herdr_fleet: Any) -> None:
     server = herdr_fleet.server
     worker = herdr_fleet.member("worker")
 
-    def listed_status() -> tuple[str | None, float]:
-        started = time.monotonic()
+    def listed_status() -> str | None:
         members = herdr_fleet.json("member", "list", "--fleet-id", str(herdr_fleet.fleet_id))
         [row] = [m for m in members if m["agent_id"] == worker.agent_id]
-        return row["agent_status"], time.monotonic() - started
+        return row["agent_status"]
 
-    assert listed_status()[0] == "unknown"  # a custom agent says nothing of itself
+    assert listed_status() == "unknown"  # a custom agent says nothing of itself
     for pushed, shown in (("working", "working"), ("blocked", "waiting"), ("idle", "idle")):
         server.set_agent_status(worker.pane_id, pushed)
-        # every listing after the push shows it; the fastest of three (a loaded machine
-        # slows a process start now and then) answers within the second
-        answers = [listed_status() for _ in range(3)]
-        assert [status for status, _ in answers] == [shown] * 3, pushed
-        assert min(took for _, took in answers) < 1.0, (pushed, answers)
+        # the very next listing shows it: the status is read when the list runs, so the
+        # delay is one CLI start (timed in bench/, not here)
+        assert [listed_status() for _ in range(2)] == [shown] * 2, pushed
 
 
 def test_later_members_stack_below_in_one_column(herdr_fleet: Any) -> None:
