@@ -8,7 +8,7 @@ that are never reused (`w1`, `w1:t1`, `w1:p1`), a binary split tree per tab from
 another), a log of every byte written into each pane, and its screen.
 
 Methods: ping, workspace.create/list, tab.create, pane.current/get/list/split/close/focus,
-pane.send_text/send_keys/send_input, pane.read, pane.layout, pane.resize,
+pane.send_text/send_keys/send_input, pane.read, pane.wait_for_output, pane.layout, pane.resize,
 layout.set_split_ratio, pane.process_info, agent.prompt, pane.rename (the label shows as
 PaneInfo's `label`), notification.show (recorded in `notifications`; always shown),
 events.subscribe. Anything else is answered with `invalid_request`.
@@ -862,6 +862,7 @@ class FakeHerdrServer:
             "pane.send_keys": self._send_keys,
             "pane.send_input": self._send_input,
             "pane.read": self._pane_read,
+            "pane.wait_for_output": self._wait_for_output,
             "pane.layout": self._pane_layout,
             "pane.resize": self._pane_resize,
             "layout.set_split_ratio": self._set_split_ratio,
@@ -1170,6 +1171,53 @@ class FakeHerdrServer:
                     "truncated": truncated,
                 },
             }
+
+    def _wait_for_output(self, params: dict[str, Any]) -> dict[str, Any]:
+        """herdr's `src/api/wait.rs` wait_for_output: every poll interval a passive text read
+        (never the alternate-screen harvest) of `source` (`recent` read unwrapped), matched
+        line by line; the reply is held until a line matches or `timeout_ms` passes."""
+        source = params["source"]
+        if source not in READ_SOURCES:
+            raise HerdrError("invalid_request", f"unknown variant `{source}`")
+        match = params["match"]
+        kind, value = match["type"], match["value"]
+        if kind not in ("substring", "regex") or not isinstance(value, str):
+            raise HerdrError("invalid_request", f"unknown variant `{kind}`")
+        try:
+            regex = re.compile(value) if kind == "regex" else None
+        except re.error as exc:
+            raise HerdrError("invalid_regex", str(exc)) from None
+        timeout_ms = params.get("timeout_ms")
+        deadline = None if timeout_ms is None else time.monotonic() + int(timeout_ms) / 1000
+        source = "recent_unwrapped" if source == "recent" else source
+        lines = params.get("lines")
+        while not self._stopping.is_set():
+            with self.lock:
+                pane = self._pane(params["pane_id"])
+                text, truncated = pane.screen.read(source, int(lines) if lines else None, False)
+                for line in text.splitlines():
+                    if regex.search(line) if regex else value in line:
+                        read = {
+                            "pane_id": pane.pane_id,
+                            "workspace_id": pane.workspace_id,
+                            "tab_id": pane.tab_id,
+                            "source": source,
+                            "format": "text",
+                            "text": text,
+                            "revision": 0,
+                            "truncated": truncated,
+                        }
+                        return {
+                            "type": "output_matched",
+                            "pane_id": pane.pane_id,
+                            "revision": 0,
+                            "matched_line": line,
+                            "read": read,
+                        }
+            if deadline is not None and time.monotonic() >= deadline:
+                raise HerdrError("timeout", "timed out waiting for output match")
+            time.sleep(self.event_poll)
+        raise HerdrError("server_stopping", "server is stopping")
 
     def _harvest_seconds(self, pane: Pane, source: str, lines: object, fmt: str) -> float:
         """How long herdr's alternate-screen history harvest holds a read back

@@ -413,6 +413,19 @@ class AgentStates(Protocol):
 
 
 @runtime_checkable
+class ScreenWaits(Protocol):
+    """Optional driver capability: the multiplexer watches a pane's screen itself and
+    answers once a line shows a text, so a caller waiting for one neither polls captures
+    nor sleeps past it. Only herdr has it (`pane.wait_for_output`)."""
+
+    def wait_for_text(self, pane_id: str, texts: Sequence[str], lines: int, timeout: float) -> bool:
+        """True as soon as one of the pane's last `lines` lines shows one of `texts`,
+        compared as `letters_and_digits` does; False when `timeout` seconds pass first.
+        Raises PaneGone for a missing pane."""
+        ...
+
+
+@runtime_checkable
 class PanePresentation(Protocol):
     """Optional driver capability: what the multiplexer shows the person beside the panes.
     Only herdr has it; it is cosmetic, so callers never fail over a refusal."""

@@ -5,6 +5,10 @@ or Enter typed into a start-up dialog answers it. So `member create` returns onl
 agent is seen ready, by the most trustworthy rule its profile offers (its own hook, then
 the spawn prompt on its screen, then a bounded wait with the agent alive in front and no
 dialog up), and fails with the reason and the pane's last lines otherwise.
+
+Between looks the watcher sleeps a poll interval; where the multiplexer can watch a screen
+itself (herdr's `pane.wait_for_output`), it waits there instead, for the spawn prompt or a
+dialog, and looks again the moment either shows.
 """
 
 from __future__ import annotations
@@ -12,12 +16,13 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 
-from cafleet.application.ports import Clock, LaunchPad, PaneDriver
+from cafleet.application.ports import Clock, LaunchPad, PaneDriver, ScreenWaits
 from cafleet.domain.agent_profiles import (
     PROMPT_TAKEN,
     SESSION_FILE,
     AgentProfile,
     ReadyRule,
+    letters_and_digits,
     prompt_mark,
     screen_shows,
 )
@@ -25,6 +30,9 @@ from cafleet.domain.errors import CafleetError
 from cafleet.domain.panes import agent_check
 
 POLL_SECONDS = 0.2
+# A wait the multiplexer holds for us ends early when the screen changes as awaited, so it
+# may be longer than a poll; it stays short because hooks and servers are only polled.
+SCREEN_WAIT_SECONDS = 0.5
 DIALOG_GRACE_SECONDS = 1.0  # a dialog may flash by while a TUI draws its first screens
 # A TUI shows the spawn prompt a moment before it really takes it; where the agent reports
 # that itself, the other rules count only once the report is this late (hooks switched off,
@@ -109,7 +117,20 @@ class StartWatcher:
                     f" {info.command or 'unknown'}) after {watch.timeout:g}s"
                 )
                 return _failed(reason, screen)
-            self._clock.sleep(POLL_SECONDS)
+            self._pause(driver, pane, _awaited(profile, screen, mark, sign))
+
+    def _pause(self, driver: PaneDriver, pane: str, awaited: tuple[str, ...]) -> None:
+        """Until the next look: on the multiplexer's own watch for the awaited texts where it
+        has one, else a poll interval."""
+        if awaited and isinstance(driver, ScreenWaits):
+            started = self._clock.now()
+            try:
+                driver.wait_for_text(pane, awaited, SCREEN_LINES, SCREEN_WAIT_SECONDS)
+                return
+            except CafleetError:  # the next look says what became of the pane
+                if (self._clock.now() - started).total_seconds() >= POLL_SECONDS:
+                    return
+        self._clock.sleep(POLL_SECONDS)
 
     @staticmethod
     def _ready_rule(
@@ -143,6 +164,21 @@ class StartWatcher:
             return driver.capture(pane, SCREEN_LINES) or fallback
         except CafleetError:
             return fallback
+
+
+def _awaited(profile: AgentProfile, screen: str, mark: str, sign: str | None) -> tuple[str, ...]:
+    """The texts whose appearance would change the verdict: the spawn prompt where the
+    profile reads screens, and its dialogs. A text the last screen already shows anywhere
+    is not awaited (the wait would answer at once, again and again), and nothing is while
+    a dialog is up."""
+    if sign is not None:
+        return ()
+    prompt = (mark,) if ReadyRule.SCREEN in profile.ready_rules else ()
+    return tuple(
+        text
+        for text in (*prompt, *profile.dialog_signs)
+        if not screen_shows(screen, letters_and_digits(text))
+    )
 
 
 def _failed(problem: str, screen: str) -> StartVerdict:

@@ -509,17 +509,19 @@ _NOT_ALNUM = re.compile(r"[\W_]+")
 PROMPT_MARK_LENGTH = 24
 
 
-def prompt_mark(prompt: str) -> str:
-    """What of the spawn prompt must show on screen for the SCREEN rule.
+def letters_and_digits(text: str) -> str:
+    """`text` as screen matching compares it: lower case, letters and digits only. TUIs
+    wrap lines, draw borders and render Markdown (`- x` becomes `• x`), but keep the words."""
+    return _NOT_ALNUM.sub("", text.lower())
 
-    Letters and digits only: TUIs wrap lines, draw borders and render Markdown (`- x`
-    becomes `• x`), but keep the words.
-    """
-    return _NOT_ALNUM.sub("", prompt.lower())[:PROMPT_MARK_LENGTH]
+
+def prompt_mark(prompt: str) -> str:
+    """What of the spawn prompt must show on screen for the SCREEN rule."""
+    return letters_and_digits(prompt)[:PROMPT_MARK_LENGTH]
 
 
 def screen_shows(screen: str, mark: str) -> bool:
-    return bool(mark) and mark in _NOT_ALNUM.sub("", screen.lower())
+    return bool(mark) and mark in letters_and_digits(screen)
 
 
 @dataclass(frozen=True)

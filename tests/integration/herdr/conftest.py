@@ -128,7 +128,14 @@ class HerdrFleet:
     def json(self, *args: str) -> Any:
         return json.loads(self.ok("--json", *args))
 
-    def member(self, name: str, *, role: str = "member", options: str = "") -> Member:
+    def member(
+        self,
+        name: str,
+        *,
+        role: str = "member",
+        options: str = "",
+        extra_env: dict[str, str] | None = None,
+    ) -> Member:
         """A member running the demo agent (custom backend), started and ready."""
         log = self.workdir / f"{name}.jsonl"
         out = self.ok(
@@ -137,7 +144,7 @@ class HerdrFleet:
             "--description", f"{name} on herdr", "--role", role,
             "--coding-agent", "custom", "--agent-command", f"{DEMO_AGENT} {options}".strip(),
             "--text", f"you are {name}",
-            extra_env={"CAFLEET_DEMO_LOG": str(log)},
+            extra_env={"CAFLEET_DEMO_LOG": str(log), **(extra_env or {})},
         )  # fmt: skip
         made = MEMBER_LINE.match(out.strip())
         assert made, out

@@ -245,3 +245,21 @@ def test_a_blocked_member_wakes_the_monitoring_member(herdr_fleet: Any) -> None:
     }  # fmt: skip
     assert [n["title"] for n in server.notifications] == [f"worker #{worker.agent_id} is blocked"]
     assert loop.err == []
+
+
+def test_a_member_read_by_its_screen_is_seen_ready_through_herdr_s_screen_wait(
+    herdr_fleet: Any,
+) -> None:
+    server = herdr_fleet.server
+
+    reader = herdr_fleet.member("reader", extra_env={"CAFLEET_READY_RULES_CUSTOM": "screen"})
+
+    waits = [p for m, p in server.request_log() if m == "pane.wait_for_output"]
+    assert waits, server.methods()
+    assert {(w["pane_id"], w["match"]["type"]) for w in waits} == {(reader.pane_id, "regex")}
+    # between two looks at the screen herdr held a wait, so CAFleet polled nothing: the last
+    # look is the one that found the prompt the wait had seen
+    reads = [
+        p for m, p in server.request_log() if m == "pane.read" and p["pane_id"] == reader.pane_id
+    ]
+    assert len(reads) == len(waits) + 1

@@ -5,7 +5,9 @@ check's inputs."""
 from __future__ import annotations
 
 import json
+import re
 import stat
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,7 @@ from cafleet.adapters.herdr.driver import (
     HerdrPaneDriver,
     foreground,
     launch_line,
+    loose_pattern,
 )
 from cafleet.domain.errors import Unavailable
 from cafleet.domain.panes import Key, PaneGone, PaneInfo
@@ -663,3 +666,91 @@ def test_a_notification_asks_with_herdr_s_request_sound(
             "sound": "request",
         }
     ]
+
+
+# --------------------------------------------------------------------------- screen waits
+
+
+def show_later(server: FakeHerdrServer, pane_id: str, text: str, seconds: float) -> None:
+    threading.Timer(seconds, server.set_screen, (pane_id, text)).start()
+
+
+def test_a_screen_wait_is_held_by_herdr_until_a_line_shows_the_text_loosely(
+    server: FakeHerdrServer, driver: HerdrPaneDriver
+) -> None:
+    server.set_screen(server.root_pane, "booting\n")
+    # a TUI's rendering: borders, capitals, Markdown bullets and punctuation changed
+    show_later(server, server.root_pane, "╭──\n│ • Review THE open pull-requests │\n", 0.3)
+
+    shown = driver.wait_for_text(server.root_pane, ["- review the open pull requests"], 60, 4.0)
+
+    assert shown is True
+    (wait,) = requests(server, "pane.wait_for_output")
+    assert (wait["source"], wait["lines"], wait["timeout_ms"]) == ("recent_unwrapped", 60, 4000)
+    assert wait["match"]["type"] == "regex"
+    assert requests(server, "pane.read") == []  # herdr looked, not CAFleet
+
+
+def test_a_screen_wait_answers_false_once_herdr_s_wait_times_out(
+    server: FakeHerdrServer, driver: HerdrPaneDriver
+) -> None:
+    server.set_screen(server.root_pane, "booting\n")
+
+    assert driver.wait_for_text(server.root_pane, ["trust this folder"], 60, 0.3) is False
+
+
+def test_herdr_matches_line_by_line_so_a_text_split_over_two_lines_is_not_shown(
+    server: FakeHerdrServer, driver: HerdrPaneDriver
+) -> None:
+    server.set_screen(server.root_pane, "review the open\npull requests\n")
+
+    assert (
+        driver.wait_for_text(server.root_pane, ["review the open pull requests"], 60, 0.3) is False
+    )
+
+
+def test_any_of_several_texts_ends_the_wait(
+    server: FakeHerdrServer, driver: HerdrPaneDriver
+) -> None:
+    server.set_screen(server.root_pane, "Do you trust this folder?\n")
+
+    assert driver.wait_for_text(server.root_pane, ["the prompt", "trust this folder"], 60, 2.0)
+
+
+def test_a_screen_wait_on_a_missing_pane_raises_pane_gone(driver: HerdrPaneDriver) -> None:
+    with pytest.raises(PaneGone):
+        driver.wait_for_text("w9:p9", ["anything"], 60, 0.3)
+
+
+def test_a_server_without_screen_waits_is_asked_once_then_waited_on_locally(
+    server: FakeHerdrServer, driver: HerdrPaneDriver
+) -> None:
+    server.fail("pane.wait_for_output", "invalid_request", "unknown method", times=5)
+
+    assert driver.wait_for_text(server.root_pane, ["text"], 60, 0.1) is False
+    assert driver.wait_for_text(server.root_pane, ["text"], 60, 0.1) is False
+
+    assert len(requests(server, "pane.wait_for_output")) == 1
+
+
+@pytest.mark.parametrize(
+    ("texts", "line", "matches"),
+    [
+        (["Allow always"], "  Allow once   Allow ALWAYS   Reject", True),
+        (["do you want to proceed"], "Do you want to proceed?", True),
+        (["do you want to proceed"], "you want to proceed", False),
+        (["a_b c"], "A-B-C", True),
+        (["---", "x"], "none", False),
+    ],
+)
+def test_the_loose_pattern_ignores_case_and_everything_but_letters_and_digits(
+    texts: list[str], line: str, matches: bool
+) -> None:
+    pattern = loose_pattern(texts)
+
+    assert pattern is not None
+    assert bool(re.search(pattern, line)) is matches
+
+
+def test_texts_without_letters_or_digits_make_no_pattern() -> None:
+    assert loose_pattern(["---", "  ", ""]) is None

@@ -3,16 +3,18 @@ turn into a ready rule or a failure with the pane's last lines."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import timedelta
 
 from cafleet.adapters.fake.launch_pads import FakeLaunchPad
-from cafleet.application.ports import LauncherStatus
-from cafleet.application.readiness import StartWatch, StartWatcher
-from cafleet.domain.agent_profiles import PROFILES, ReadyRule
+from cafleet.adapters.fake.pane_driver import FakePaneDriver
+from cafleet.application.ports import LauncherStatus, ScreenWaits
+from cafleet.application.readiness import POLL_SECONDS, StartWatch, StartWatcher
+from cafleet.domain.agent_profiles import PROFILES, ReadyRule, letters_and_digits, prompt_mark
 from cafleet.domain.errors import Unavailable
-from cafleet.domain.placement import CodingAgent
+from cafleet.domain.placement import CodingAgent, Multiplexer
 
-from .builders import START, PaneRig
+from .builders import START, PaneRig, TimelineClock
 
 PROMPT = "Review the open pull requests and report back."
 
@@ -144,3 +146,93 @@ def test_opencode_is_ready_by_http_from_the_first_busy_answer(rig: PaneRig) -> N
 
     assert verdict.rule is ReadyRule.HTTP
     assert rig.clock.now() == START + timedelta(seconds=1.4)
+
+
+# --- a multiplexer that watches screens itself (herdr) ---------------------------------------
+
+
+class WatchingDriver(FakePaneDriver, ScreenWaits):
+    """Waits as herdr's `pane.wait_for_output` does, on the fake clock: looks at the screen
+    every 0.1 s until a line shows one of the texts or the timeout passes."""
+
+    def __init__(self, clock: TimelineClock) -> None:
+        super().__init__(Multiplexer.HERDR)
+        self.clock = clock
+        self.waits: list[tuple[str, ...]] = []
+        self.refusal: Unavailable | None = None
+
+    def wait_for_text(self, pane_id: str, texts: Sequence[str], lines: int, timeout: float) -> bool:
+        self.waits.append(tuple(texts))
+        if self.refusal is not None:
+            raise self.refusal
+        wanted = [letters_and_digits(t) for t in texts]
+        waited = 0.0
+        while waited < timeout:
+            rows = self.capture(pane_id, lines).splitlines()
+            if any(w in letters_and_digits(row) for row in rows for w in wanted):
+                return True
+            self.clock.sleep(0.1)
+            waited += 0.1
+        return False
+
+
+def watch_on(driver: WatchingDriver, pane_id: str, agent: CodingAgent = CodingAgent.CODEX):  # type: ignore[no-untyped-def]
+    profile = PROFILES[agent]
+    return StartWatcher(driver.clock).watch(
+        driver,
+        FakeLaunchPad(1, 2),
+        StartWatch(profile, pane_id, profile.foreground_names, PROMPT, 30.0),
+    )
+
+
+def test_where_the_multiplexer_watches_screens_the_watcher_waits_there_not_in_polls(
+    rig: PaneRig,
+) -> None:
+    driver = WatchingDriver(rig.clock)
+    pane = driver.add_pane("codex")
+    pane.screen = ["booting"]
+    rig.clock.after(1.3, lambda: setattr(pane, "screen", ["› Review the open pull requests"]))
+
+    verdict = watch_on(driver, pane.pane_id)
+
+    assert verdict.rule is ReadyRule.SCREEN
+    assert POLL_SECONDS not in rig.clock.slept  # every pause was the multiplexer's wait
+    assert driver.waits[0] == (prompt_mark(PROMPT), *PROFILES[CodingAgent.CODEX].dialog_signs)
+    assert rig.clock.now() - START == timedelta(seconds=1.3)  # seen the moment it showed
+
+
+def test_a_dialog_on_screen_is_not_waited_for_again(rig: PaneRig) -> None:
+    driver = WatchingDriver(rig.clock)
+    pane = driver.add_pane("codex")
+    pane.screen = ["Do you trust this folder?"]
+
+    verdict = watch_on(driver, pane.pane_id)
+
+    assert verdict.problem.startswith("a dialog is on screen ('trust this folder')")
+    assert driver.waits == []  # the wait would answer at once: polls count the grace
+    assert POLL_SECONDS in rig.clock.slept
+
+
+def test_a_text_already_on_screen_is_not_awaited(rig: PaneRig) -> None:
+    driver = WatchingDriver(rig.clock)
+    pane = driver.add_pane("codex")
+    # the spawn prompt itself quotes a dialog's words; they scroll above the bottom rows
+    pane.screen = ["asked: do you trust this folder?", *["..."] * 20]
+    rig.clock.after(0.6, lambda: pane.screen.append("› Review the open pull requests"))
+
+    verdict = watch_on(driver, pane.pane_id)
+
+    assert verdict.rule is ReadyRule.SCREEN
+    assert driver.waits and all("trust this folder" not in w for w in driver.waits)
+
+
+def test_a_refused_wait_falls_back_to_a_poll(rig: PaneRig) -> None:
+    driver = WatchingDriver(rig.clock)
+    driver.refusal = Unavailable("herdr pane.wait_for_output failed: internal_error: boom")
+    pane = driver.add_pane("codex")
+    rig.clock.after(0.5, lambda: setattr(pane, "screen", ["Review the open pull requests"]))
+
+    verdict = watch_on(driver, pane.pane_id)
+
+    assert verdict.rule is ReadyRule.SCREEN
+    assert rig.clock.slept and set(rig.clock.slept) == {POLL_SECONDS}

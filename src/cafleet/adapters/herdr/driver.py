@@ -14,6 +14,9 @@ UI, which may belong to someone else. Known herdr traits handled here:
   `list_panes()` and `agent_states()`; a turn that ended in the active tab is `done` there
   too (FinishedTurns), since herdr says `idle` of it; a pane moved to another workspace is
   listed under the id it had as well (MovedPanes).
+- `pane.wait_for_output` (herdr's `src/api/wait.rs`) holds its reply until a line of the
+  pane's recent rows matches or the wait times out (`timeout`); its reads are passive, so
+  unlike a text `pane.read` they never start the alternate-screen history harvest.
 - `agent.prompt` (herdr's `src/app/api/agents.rs`) answers at once and presses Enter 300 ms
   later on the server side; it refuses an agent at a dialog with `agent_blocked`, and a pane
   it sees no agent in, or no longer has, with `agent_not_found` or `agent_not_ready`.
@@ -41,7 +44,8 @@ from cafleet.adapters.herdr.moves import MovedPanes
 from cafleet.adapters.herdr.turns import FinishedTurns
 from cafleet.adapters.pane_locks import runtime_directory
 from cafleet.adapters.private_files import create_private
-from cafleet.application.ports import AgentStates, PaneDriver, PanePresentation
+from cafleet.application.ports import AgentStates, PaneDriver, PanePresentation, ScreenWaits
+from cafleet.domain.agent_profiles import letters_and_digits
 from cafleet.domain.errors import CafleetError, Unavailable
 from cafleet.domain.panes import Key, PaneGone, PaneInfo, PromptAnswer, without_escapes
 from cafleet.domain.placement import Multiplexer, PaneLocation
@@ -134,7 +138,7 @@ class Layout:
         return bottom.pane_id, "down"
 
 
-class HerdrPaneDriver(PaneDriver, AgentStates, PanePresentation):
+class HerdrPaneDriver(PaneDriver, AgentStates, PanePresentation, ScreenWaits):
     backend = Multiplexer.HERDR
 
     def __init__(
@@ -154,6 +158,7 @@ class HerdrPaneDriver(PaneDriver, AgentStates, PanePresentation):
         self._states: dict[str, str] | None = None  # from the last pane.list, until read
         self._turns = FinishedTurns()
         self._moves = MovedPanes()
+        self._no_output_waits = False
         self._lock = threading.Lock()
 
     # --- spawning --------------------------------------------------------------------
@@ -239,6 +244,30 @@ class HerdrPaneDriver(PaneDriver, AgentStates, PanePresentation):
         self._client.call("notification.show", {"title": title, "body": body, "sound": "request"})
 
     # --- reading ---------------------------------------------------------------------
+
+    def wait_for_text(self, pane_id: str, texts: Sequence[str], lines: int, timeout: float) -> bool:
+        pattern = loose_pattern(texts)
+        if pattern is None or self._no_output_waits:
+            time.sleep(timeout)
+            return False
+        params = {
+            "pane_id": pane_id,
+            "source": READ_SOURCE,
+            "lines": min(max(lines, 1), MAX_READ_LINES),
+            "match": {"type": "regex", "value": pattern},
+            "timeout_ms": max(1, round(timeout * 1000)),
+        }
+        try:
+            self._client.call("pane.wait_for_output", params)
+        except HerdrRequestFailed as exc:
+            if exc.code == "timeout":
+                return False
+            if exc.code != "invalid_request":
+                raise
+            self._no_output_waits = True  # an older server: wait here instead
+            time.sleep(timeout)
+            return False
+        return True
 
     def capture(self, pane_id: str, lines: int, *, ansi: bool = False) -> str:
         """The last `lines` lines, read as ANSI and stripped here for plain text: herdr
@@ -385,6 +414,15 @@ class HerdrPaneDriver(PaneDriver, AgentStates, PanePresentation):
                 "layout.set_split_ratio",
                 {"pane_id": inside[0].pane_id, "path": list(split.path), "ratio": round(ratio, 4)},
             )
+
+
+def loose_pattern(texts: Sequence[str]) -> str | None:
+    """A regex (the syntax herdr's and Python's engines share) for a line showing any of
+    `texts` as `letters_and_digits` compares them: any case, and anything but letters and
+    digits allowed between their characters. None when no text has a letter or digit."""
+    words = [letters_and_digits(text) for text in texts]
+    branches = [r"[\W_]*".join(word) for word in words if word]
+    return f"(?i)(?:{'|'.join(branches)})" if branches else None
 
 
 def launch_line(python: str, launch_file: Path) -> str:
