@@ -147,7 +147,10 @@ class MonitorService:
             now = self._clock.now()
             current = uow.monitor.runtime(fleet_id) or MonitorRuntime(fleet_id)
             if current.is_live(now, self._process.host(), self._process.alive):
-                raise Conflict(f"monitor already running for fleet {fleet_id}")
+                raise Conflict(
+                    f"monitor already running for fleet {fleet_id}"
+                    f" (pid {current.pid} on {current.host})"
+                )
             claimed = current.claimed(self._process.pid(), self._process.host(), now, tick_seconds)
             uow.monitor.save_runtime(claimed)
             uow.commit()

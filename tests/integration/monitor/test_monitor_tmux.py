@@ -95,10 +95,12 @@ def test_a_second_start_is_refused_while_one_runs(running: Any) -> None:
 
     assert second.code == 1
     assert second.stdout == ""
+    runtime = fleet.status()["runtime"]
+    assert runtime["pid"] == running.loop.pid
     assert second.stderr.splitlines() == [
         f"Error: monitor already running for fleet {fleet.fleet_id}"
+        f" (pid {running.loop.pid} on {runtime['host']})"
     ]
-    assert fleet.status()["runtime"]["pid"] == running.loop.pid
 
 
 # --------------------------------------------------------------------------- stopping

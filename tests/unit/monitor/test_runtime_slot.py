@@ -42,7 +42,9 @@ def test_a_live_owner_on_this_host_is_refused(fleet: Any) -> None:
     with pytest.raises(Conflict) as refused:
         fleet.service().claim(fleet.fleet_id, 5)
 
-    assert refused.value.message == f"monitor already running for fleet {fleet.fleet_id}"
+    assert refused.value.message == (
+        f"monitor already running for fleet {fleet.fleet_id} (pid {mine.pid} on {mine.host})"
+    )
     assert fleet.runtime() == mine
 
 
