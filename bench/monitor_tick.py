@@ -20,7 +20,7 @@ the watcher's pane; and an *idle* tick right after it, when nothing is due.
 Standard library only in the orchestrator; the drivers import the implementation under test.
 Usage (from the repository root)::
 
-    python3 bench/monitor_tick.py [--sizes 5,50,100] [--ticks 15] [--warmup 2]
+    python3 bench/monitor_tick.py [--sizes 20,100,200] [--ticks 15] [--warmup 2]
                                   [--upstream-cafleet PATH] [--write] [--raw-json FILE]
 
 Nothing here asserts on timings: it measures and reports.
@@ -543,6 +543,11 @@ def results_table(samples: Samples, sizes: Sequence[int], scenario: str) -> str:
     return "\n".join(lines)
 
 
+def wall_ratio(ours: Sequence[Mapping[str, float]], upstream: Sequence[Mapping[str, float]]) -> str:
+    key = "wall_no_sleep_ms"
+    return f"{median_of(ours, key) / median_of(upstream, key):.2f}x"
+
+
 def readings(samples: Samples, sizes: Sequence[int]) -> list[str]:
     """What scales with the fleet and what does not, read off the medians."""
 
@@ -564,6 +569,16 @@ def readings(samples: Samples, sizes: Sequence[int]) -> list[str]:
             f" {series(impl, 'wake', 'sql_statements')} (wake); CPU ms (self) per wake tick"
             f" {series(impl, 'wake', 'cpu_ms')}"
         )
+    if "upstream" in samples:
+        for scenario in SCENARIOS:
+            ratios = [
+                wall_ratio(samples["ours"][n][scenario], samples["upstream"][n][scenario])
+                for n in sizes
+                if samples["ours"].get(n) and samples["upstream"].get(n)
+            ]
+            lines.append(
+                f"- ours / upstream, wall w/o sleeps per {scenario} tick: {' / '.join(ratios)}"
+            )
     return lines
 
 
@@ -590,8 +605,8 @@ METHOD = """\
 Script: [`bench/monitor_tick.py`](../bench/monitor_tick.py) (standard library only; its
 drivers import the implementation under test).
 
-**What is measured.** The cost of one tick of the monitor loop (§9.3) for fleets with 5, 50
-and 100 enrolled members, for this repository and, when given, upstream `cafleet==0.17.1`.
+**What is measured.** The cost of one tick of the monitor loop (§9.3) for fleets with 20, 100
+and 200 enrolled members, for this repository and, when given, upstream `cafleet==0.17.1`.
 Each implementation gets a scratch SQLite file (created by its own `setup db`) and a private
 tmux server (`tmux -L cafleet-bench-mon-<pid>-<random> -f /dev/null`, killed at the end).
 The fleet is created by its own `fleet create` in the server's first pane (the Director); the
@@ -599,7 +614,7 @@ monitoring member's pane runs the demo agent (`python -m cafleet.demo_agent`); e
 pane runs `sleep 3600` in a window of its own (`tmux new-window -d -P -F '#{pane_id}'`).
 Members are registered straight into the database: through our unit of work for ours, and
 with SQL writing the same rows upstream's `member create` writes (agent, placement,
-`monitor_config` at 720 s) for upstream, whose `member create` would split all 100 panes
+`monitor_config` at 720 s) for upstream, whose `member create` would split all the panes
 into the Director's window, which does not have room for them.
 
 A driver process imports the implementation and calls its own tick function in-process,
@@ -625,11 +640,15 @@ delay is fixed in its code and shows up only in the "wall" column.
 READING_NOTES = [
     "Where the counts come from (read from the code of each implementation): an idle tick"
     " lists the panes once (`tmux list-panes -a`) whatever the fleet size; a wake adds, for"
-    " ours, one `list-panes -t` for the watcher's agent check plus the text and the Enter"
-    " (`send-keys` twice), and for upstream the text and the Enter. Our wake tick records"
-    " each named agent's schedule with one SELECT and one UPDATE, so its SQL statements and"
-    " CPU grow with the number of agents named; upstream records all pings with a single"
-    " `UPDATE ... WHERE agent_id IN (...)`.",
+    " ours, one `list-panes -t` for the watcher's agent check, the Esc, the text and the Enter"
+    " (`send-keys`), and for upstream the text and the Enter. The wake text names every due"
+    " agent and is typed in pieces of at most 8 KiB (one tmux command is capped near 16 KiB),"
+    " so a wake naming all 201 agents of the largest fleet takes one `send-keys` more: the"
+    " count follows the length of the text, one call per 8 KiB, not one per member. Our wake"
+    " tick records the progress of every named agent in one batched `UPDATE`, so its statement"
+    " count stays flat with fleet size; upstream records all pings with a single"
+    " `UPDATE ... WHERE agent_id IN (...)`. What does grow with the fleet is the driver's own"
+    " CPU: reading and mapping every agent, placement and schedule row of the fleet each tick.",
 ]
 
 
@@ -666,9 +685,12 @@ def render(samples: Samples, args: argparse.Namespace, machine: list[str], notes
     return "\n".join(parts)
 
 
-def reproduce_command(args: argparse.Namespace) -> str:
-    parts = ["python3", "bench/monitor_tick.py", "--sizes", ",".join(map(str, args.sizes))]
-    parts += ["--ticks", str(args.ticks), "--warmup", str(args.warmup)]
+def reproduce_command(args: argparse.Namespace, script: str = "monitor_tick.py",
+                      runs: tuple[str, int] | None = None) -> str:  # fmt: skip
+    """The command line that produced these results (member_list.py shares it)."""
+    flag, count = runs or ("--ticks", args.ticks)
+    parts = ["python3", f"bench/{script}", "--sizes", ",".join(map(str, args.sizes))]
+    parts += [flag, str(count), "--warmup", str(args.warmup)]
     if args.upstream_cafleet:
         parts += ["--upstream-cafleet", "<path-to-upstream-cafleet>"]
     return " ".join([*parts, "--write"])
@@ -684,7 +706,7 @@ def write_section(docs: Path, section: str) -> None:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--sizes", default="5,50,100", help="member counts (default 5,50,100)")
+    parser.add_argument("--sizes", default="20,100,200", help="member counts (default 20,100,200)")
     parser.add_argument("--ticks", type=int, default=15, help="timed ticks of each kind (15)")
     parser.add_argument("--warmup", type=int, default=2, help="untimed rounds first (2)")
     parser.add_argument(
