@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import sqlite3
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-
-from sqlalchemy.exc import DBAPIError
 
 from cafleet.domain.errors import CafleetError, DatabaseBusy, SchemaMissing, Unavailable
 
@@ -16,7 +15,7 @@ _BUSY_SIGNS = ("database is locked", "database is busy", "database table is lock
 
 
 def as_cafleet_error(exc: BaseException, path: Path) -> CafleetError:
-    original = exc.orig if isinstance(exc, DBAPIError) else exc
+    original = getattr(exc, "orig", exc) if _is_wrapped(exc) else exc
     text = str(original).strip()
     first_line = text.splitlines()[0] if text else type(original).__name__
     lowered = first_line.lower()
@@ -29,13 +28,22 @@ def as_cafleet_error(exc: BaseException, path: Path) -> CafleetError:
     return Unavailable(f"database error: {first_line}")
 
 
+def _is_wrapped(exc: BaseException) -> bool:
+    """Whether SQLAlchemy wrapped a driver error. The hot path never imports SQLAlchemy, and
+    while it is not imported no such error can exist, so it is looked up, not imported."""
+    sqlalchemy_errors = sys.modules.get("sqlalchemy.exc")
+    return sqlalchemy_errors is not None and isinstance(exc, sqlalchemy_errors.DBAPIError)
+
+
 def is_driver_error(exc: BaseException) -> bool:
-    return isinstance(exc, DBAPIError | sqlite3.Error)
+    return isinstance(exc, sqlite3.Error) or _is_wrapped(exc)
 
 
 @contextmanager
 def translated(path: Path) -> Iterator[None]:
     try:
         yield
-    except (DBAPIError, sqlite3.Error) as exc:
+    except Exception as exc:
+        if not is_driver_error(exc):
+            raise
         raise as_cafleet_error(exc, path) from exc

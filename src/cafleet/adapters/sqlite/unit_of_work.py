@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import random
-import time
 from pathlib import Path
 from types import TracebackType
 
 from sqlalchemy import Connection, Engine
 
-from cafleet.adapters.sqlite.engine import BEGIN_OPTION, READ_BEGIN, WRITE_BEGIN
+from cafleet.adapters.sqlite.connections import READ_BEGIN, WRITE_BEGIN
+from cafleet.adapters.sqlite.engine import BEGIN_OPTION
 from cafleet.adapters.sqlite.errors import as_cafleet_error, is_driver_error, translated
 from cafleet.adapters.sqlite.repositories import (
     SqlAgents,
@@ -20,15 +19,8 @@ from cafleet.adapters.sqlite.repositories import (
     SqlMonitor,
     SqlPlacements,
 )
-from cafleet.adapters.sqlite.schema import HEAD_REVISION, newer_than_head
+from cafleet.adapters.sqlite.transactions import REVISION_QUERY, begun, require_head
 from cafleet.application.ports import UnitOfWork, UnitOfWorkFactory
-from cafleet.domain.errors import DatabaseBusy, SchemaMissing, SchemaNewer
-
-# SQLite's busy handler is not fair: under dozens of processes one writer can lose the lock
-# race for longer than the busy timeout. BEGIN IMMEDIATE has done nothing yet, so a write unit
-# of work retries it after a short random pause until this budget is spent.
-WRITE_WAIT_SECONDS = 60.0
-RETRY_PAUSE_SECONDS = (0.01, 0.1)
 
 
 class SqlUnitOfWork(UnitOfWork):
@@ -39,16 +31,7 @@ class SqlUnitOfWork(UnitOfWork):
         self._conn: Connection | None = None
 
     def __enter__(self) -> SqlUnitOfWork:
-        deadline = time.monotonic() + WRITE_WAIT_SECONDS
-        while True:
-            try:
-                conn = self._begin()
-                break
-            except DatabaseBusy:
-                if not self._write or time.monotonic() >= deadline:
-                    raise
-                time.sleep(random.uniform(*RETRY_PAUSE_SECONDS))
-        self._conn = conn
+        conn = self._conn = begun(self._begin, write=self._write)
         self.fleets = SqlFleets(conn)
         self.agents = SqlAgents(conn)
         self.placements = SqlPlacements(conn)
@@ -101,12 +84,7 @@ class SqlUnitOfWorkFactory(UnitOfWorkFactory):
         return SqlUnitOfWork(self._engine, self._path, write=write)
 
     def _require_head(self) -> None:
-        """Once per process: a database behind (or ahead of) this version's schema is
-        refused up front, not when a statement happens to touch a newer column."""
+        """Once per process: see transactions.require_head."""
         with translated(self._path), self._engine.connect() as conn:
-            revision = conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar()
-        if revision is not None and newer_than_head(str(revision)):
-            raise SchemaNewer(str(revision), HEAD_REVISION)
-        if revision != HEAD_REVISION:
-            raise SchemaMissing()
+            require_head(conn.exec_driver_sql(REVISION_QUERY).scalar())
         self._revision_checked = True
