@@ -17,8 +17,6 @@ from typing import TYPE_CHECKING
 from cafleet.settings import Settings
 
 if TYPE_CHECKING:
-    from sqlalchemy import Engine
-
     from cafleet.application.agent_status import AgentStatusReader
     from cafleet.application.fleets import FleetService
     from cafleet.application.keystrokes import KeystrokeSender
@@ -50,26 +48,19 @@ class Components:
 
     @cached_property
     def uow(self) -> UnitOfWorkFactory:
-        """Units of work on a database at this version's schema revision."""
-        from cafleet.adapters.sqlite.unit_of_work import SqlUnitOfWorkFactory
+        """Units of work on a database at this version's schema revision, on the standard
+        sqlite3 module: a CLI call must not pay for importing SQLAlchemy."""
+        from cafleet.adapters.sqlite.direct.unit_of_work import DirectUnitOfWorkFactory
 
-        return SqlUnitOfWorkFactory(self._engine, self.settings.require_database_path())
+        return DirectUnitOfWorkFactory(self.settings.require_database_path())
 
     @cached_property
     def install_records(self) -> UnitOfWorkFactory:
         """Units of work for skill-install records, on any revision that has their table:
         the gate and `setup skill` come before a migration is demanded."""
-        from cafleet.adapters.sqlite.unit_of_work import SqlUnitOfWorkFactory
+        from cafleet.adapters.sqlite.direct.unit_of_work import DirectUnitOfWorkFactory
 
-        return SqlUnitOfWorkFactory(
-            self._engine, self.settings.require_database_path(), check_revision=False
-        )
-
-    @cached_property
-    def _engine(self) -> Engine:
-        from cafleet.adapters.sqlite.engine import open_engine
-
-        return open_engine(self.settings.require_database_path())
+        return DirectUnitOfWorkFactory(self.settings.require_database_path(), check_revision=False)
 
     @cached_property
     def user_home(self) -> Path:

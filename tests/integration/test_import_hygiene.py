@@ -99,3 +99,37 @@ def test_version_and_help_import_nothing_heavy(hostile_env, argv):
     assert result["stderr"] == ""
     assert result["heavy"] == []
     assert result["backend"] == []
+
+
+@pytest.mark.tmux
+def test_the_hot_commands_run_on_the_standard_library_s_sqlite3(
+    env, tmux, fleet, add_member, migrated
+):
+    """What an agent runs all day never imports SQLAlchemy, Alembic, pydantic, FastAPI or
+    dependency-injector: their imports cost more than the rest of the command."""
+    member = add_member(fleet)
+    run_env = {**env, **tmux.env}
+    ids = ["--fleet-id", str(fleet.fleet_id)]
+    director = [*ids, "--agent-id", str(fleet.director)]
+    sent = probe(
+        ["--json", "message", "send", *director, "--to", str(member), "--text", "hello"], run_env
+    )
+    assert sent["code"] == 0, sent
+    task = str(json.loads(sent["stdout"])["task"]["id"])
+    as_member = [*ids, "--agent-id", str(member)]
+    commands = [
+        ["message", "poll", *as_member],
+        ["message", "show", *as_member, "--task-id", task],
+        ["message", "ack", *as_member, "--task-id", task],
+        ["member", "list", *ids],
+        ["member", "show", *ids, "--member-id", str(member)],
+        ["fleet", "list"],
+    ]
+    for argv in commands:
+        result = probe(["--json", *argv], run_env)
+        assert result["code"] == 0, (argv, result)
+        assert result["heavy"] == [], (argv, result["heavy"])
+    assert sent["heavy"] == []
+    assert migrated.scalar("SELECT status_state FROM tasks WHERE task_id = ?", int(task)) == (
+        "completed"
+    )

@@ -243,6 +243,19 @@ def test_the_code_s_tables_agree_with_the_migrated_schema(schema_db):
                 assert bool(info[column.name]["notnull"]) is not column.nullable, column
 
 
+def test_the_direct_adapter_s_columns_are_the_migrated_schema_s(schema_db):
+    """The SQL on the standard sqlite3 module names each table's columns itself: they must be
+    the head schema's, in both sources of truth (the tables and the migrations)."""
+    from cafleet.adapters.sqlite.direct.statements import COLUMNS
+    from cafleet.adapters.sqlite.tables import metadata
+
+    assert set(COLUMNS) == set(metadata.tables)
+    for name, columns in COLUMNS.items():
+        migrated = [r["name"] for r in schema_db.rows(f"PRAGMA table_info('{name}')")]
+        assert sorted(columns) == sorted(migrated), name
+        assert sorted(columns) == sorted(c.name for c in metadata.tables[name].columns), name
+
+
 def test_upgrading_to_0006_keeps_every_row_and_marks_old_messages_unverified(db, db_path):
     from cafleet.adapters.sqlite.schema import migrate
 

@@ -1,0 +1,135 @@
+"""Units of work on sqlite3 connections: one connection and one transaction each, rolled
+back unless committed. The same rules as the SQLAlchemy unit of work (transactions.py)."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+from types import TracebackType
+
+from cafleet.adapters.sqlite.connections import READ_BEGIN, WRITE_BEGIN, connect, database_uri
+from cafleet.adapters.sqlite.direct.repositories import (
+    DirectAgents,
+    DirectDeliveries,
+    DirectFleets,
+    DirectInstalls,
+    DirectMessages,
+    DirectMonitor,
+    DirectPlacements,
+)
+from cafleet.adapters.sqlite.direct.statements import record
+from cafleet.adapters.sqlite.errors import as_cafleet_error, is_driver_error, translated
+from cafleet.adapters.sqlite.transactions import REVISION_QUERY, begun, require_head
+from cafleet.application.ports import UnitOfWork, UnitOfWorkFactory
+
+
+class ConnectionPool:
+    """Idle connections to one file, handed to one unit of work at a time: a broadcast
+    records its outcomes from several threads at once."""
+
+    def __init__(self, path: Path) -> None:
+        self._uri = database_uri(path)
+        self._path = path
+        self._idle: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+
+    def take(self) -> sqlite3.Connection:
+        with self._lock:
+            if self._idle:
+                return self._idle.pop()
+        conn = connect(self._uri, self._path)
+        conn.row_factory = record
+        return conn
+
+    def give_back(self, conn: sqlite3.Connection) -> None:
+        with self._lock:
+            self._idle.append(conn)
+
+    def close(self) -> None:
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()
+
+
+class DirectUnitOfWork(UnitOfWork):
+    def __init__(self, pool: ConnectionPool, path: Path, *, write: bool) -> None:
+        self._pool = pool
+        self._path = path
+        self._write = write
+        self._conn: sqlite3.Connection | None = None
+
+    def __enter__(self) -> DirectUnitOfWork:
+        conn = self._conn = begun(self._begin, write=self._write)
+        self.fleets = DirectFleets(conn)
+        self.agents = DirectAgents(conn)
+        self.placements = DirectPlacements(conn)
+        self.messages = DirectMessages(conn)
+        self.deliveries = DirectDeliveries(conn)
+        self.monitor = DirectMonitor(conn)
+        self.installs = DirectInstalls(conn)
+        return self
+
+    def _begin(self) -> sqlite3.Connection:
+        with translated(self._path):
+            conn = self._pool.take()
+            try:
+                conn.execute(WRITE_BEGIN if self._write else READ_BEGIN)
+            except BaseException:
+                conn.close()
+                raise
+        return conn
+
+    def commit(self) -> None:
+        assert self._conn is not None, "commit() outside the unit of work"
+        with translated(self._path):
+            self._conn.execute("COMMIT")
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            self._end(conn)
+        if exc is not None and is_driver_error(exc):
+            raise as_cafleet_error(exc, self._path) from exc
+
+    def _end(self, conn: sqlite3.Connection) -> None:
+        """Roll back what was not committed; a connection that cannot is not reused."""
+        try:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            conn.close()
+            return
+        self._pool.give_back(conn)
+
+
+class DirectUnitOfWorkFactory(UnitOfWorkFactory):
+    def __init__(self, path: Path, *, check_revision: bool = True) -> None:
+        self._pool = ConnectionPool(path)
+        self._path = path
+        self._revision_checked = not check_revision
+
+    def __call__(self, *, write: bool = False) -> DirectUnitOfWork:
+        if not self._revision_checked:
+            self._require_head()
+        return DirectUnitOfWork(self._pool, self._path, write=write)
+
+    def _require_head(self) -> None:
+        """Once per process: see transactions.require_head."""
+        conn = self._pool.take()
+        try:
+            with translated(self._path):
+                row = conn.execute(REVISION_QUERY).fetchone()
+        finally:
+            self._pool.give_back(conn)
+        require_head(None if row is None else row.version_num)
+        self._revision_checked = True
+
+    def close(self) -> None:
+        self._pool.close()
