@@ -11,7 +11,8 @@ the way ``cafleet monitor start`` does, and measures each tick:
 - CPU: ``time.process_time()`` of the driver, plus the CPU of the subprocesses the tick ran
   (``resource.getrusage(RUSAGE_CHILDREN)``);
 - subprocesses: a ``subprocess.Popen`` shim counts every child started, and which were tmux;
-- SQL statements: counted with a SQLAlchemy ``before_cursor_execute`` listener.
+- SQL statements: counted by each SQLite connection's trace callback (transaction control
+  and PRAGMAs left out).
 
 Two kinds of tick alternate: a *wake* tick, after every watched agent's ``last_ping_at``
 and stall-check time were cleared (untimed), so all N+1 are due and one wake is typed into
@@ -61,6 +62,7 @@ UPSTREAM_VERSION = "0.17.1"
 TICK_SECONDS = 5
 MEMBER_INTERVAL = 720
 SCENARIOS = ("wake", "idle")
+NOT_COUNTED = ("BEGIN", "COMMIT", "ROLLBACK", "PRAGMA")
 
 
 class BenchError(RuntimeError):
@@ -99,13 +101,21 @@ def install_shims(counters: Counters) -> None:
     subprocess.Popen.__init__ = counting_init  # type: ignore[method-assign]
     time.sleep = counting_sleep  # type: ignore[assignment]
 
-    sqlalchemy_event: Any = importlib.import_module("sqlalchemy.event")
-    engine_class: Any = importlib.import_module("sqlalchemy.engine").Engine
+    def count_statement(statement: str) -> None:
+        if not statement.lstrip().upper().startswith(NOT_COUNTED):
+            counters.statements += 1
 
-    def count_statement(*_args: Any) -> None:
-        counters.statements += 1
+    # Every connection either implementation opens comes from one of these two names
+    # (SQLAlchemy's SQLite dialect calls the dbapi2 one); each connection traces its statements.
+    for module in (sqlite3, sqlite3.dbapi2):
+        real_connect = module.connect
 
-    sqlalchemy_event.listen(engine_class, "before_cursor_execute", count_statement)
+        def counting_connect(*args: Any, _connect: Any = real_connect, **kwargs: Any) -> Any:
+            conn = _connect(*args, **kwargs)
+            conn.set_trace_callback(count_statement)
+            return conn
+
+        module.connect = counting_connect
 
 
 def children_cpu() -> float:
@@ -622,10 +632,10 @@ as `cafleet monitor start` does (ours: `MonitorService.tick` from the container;
 `cafleet.monitor.loop.monitor_tick`), after claiming the runtime slot. Per tick it records
 wall time (`time.perf_counter`), the driver's CPU (`time.process_time`), the CPU of the
 children the tick waited for (`getrusage(RUSAGE_CHILDREN)`), the subprocesses started (a
-`subprocess.Popen` shim; tmux ones counted apart), the SQL statements sent (a SQLAlchemy
-`before_cursor_execute` listener) and the deliberate sleeps (a `time.sleep` shim that
-ignores the polling sleeps of `subprocess` itself), so "wall w/o sleeps" removes the Esc
-pause and the submit delay of the wake.
+`subprocess.Popen` shim; tmux ones counted apart), the SQL statements sent (each SQLite
+connection's trace callback, transaction control and PRAGMAs left out) and the deliberate
+sleeps (a `time.sleep` shim that ignores the polling sleeps of `subprocess` itself), so
+"wall w/o sleeps" removes the Esc pause and the submit delay of the wake.
 
 **Two ticks per round.** A *wake* tick first: every watched agent's `last_ping_at` (and our
 persisted stall-check time; upstream's is in memory and is cleared there) is reset outside
@@ -645,9 +655,10 @@ READING_NOTES = [
     " agent and is typed in pieces of at most 8 KiB (one tmux command is capped near 16 KiB),"
     " so a wake naming all 201 agents of the largest fleet takes one `send-keys` more: the"
     " count follows the length of the text, one call per 8 KiB, not one per member. Our wake"
-    " tick records the progress of every named agent in one batched `UPDATE`, so its statement"
-    " count stays flat with fleet size; upstream records all pings with a single"
-    " `UPDATE ... WHERE agent_id IN (...)`. What does grow with the fleet is the driver's own"
+    " tick records the progress of every named agent with one prepared `UPDATE` run once per"
+    " agent (`executemany`, each run counted by the trace), so its statement count follows the"
+    " number of agents woken; upstream records all pings with a single"
+    " `UPDATE ... WHERE agent_id IN (...)`. What also grows with the fleet is the driver's own"
     " CPU: reading and mapping every agent, placement and schedule row of the fleet each tick.",
 ]
 

@@ -26,8 +26,7 @@ from cafleet.adapters.notify.pane import PaneNotifier
 from cafleet.adapters.pane_locks import FileLocks, runtime_directory
 from cafleet.adapters.process import SystemProcess
 from cafleet.adapters.queue_drains import DrainProcess
-from cafleet.adapters.sqlite.engine import open_engine
-from cafleet.adapters.sqlite.unit_of_work import SqlUnitOfWorkFactory
+from cafleet.adapters.sqlite.direct.unit_of_work import DirectUnitOfWorkFactory
 from cafleet.application.admin import AdminService
 from cafleet.application.agent_status import AgentStatusReader
 from cafleet.application.channels import channel_ladder
@@ -53,8 +52,7 @@ class Container(containers.DeclarativeContainer):
     environ = providers.Object(os.environ)
 
     database_path = providers.Singleton(_database_path, settings)
-    engine = providers.Singleton(open_engine, database_path)
-    uow = providers.Singleton(SqlUnitOfWorkFactory, engine, database_path)
+    uow = providers.Singleton(DirectUnitOfWorkFactory, database_path)
     clock = providers.Singleton(SystemClock)
     pane_drivers = providers.Singleton(SystemPaneDrivers)
     pane_locks = providers.Singleton(lambda env: FileLocks(runtime_directory(env)), environ)
