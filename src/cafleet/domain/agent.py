@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -98,6 +99,7 @@ class Agent:
         return json.dumps(card, ensure_ascii=False, separators=(",", ":"))
 
 
+@functools.lru_cache(maxsize=4096)  # a monitor tick reads every card of the fleet
 def parse_card(card_json: str) -> tuple[CardKind | None, tuple[str, ...]]:
     """Read the kind marker and skills back from a stored card (tolerates foreign cards)."""
     try:

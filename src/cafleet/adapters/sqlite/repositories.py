@@ -57,7 +57,9 @@ class SqlFleets:
         return _new_id(result)
 
     def get(self, fleet_id: int) -> Fleet | None:
-        row = self._c.execute(select(fleets).where(fleets.c.fleet_id == fleet_id)).first()
+        row = (
+            self._c.execute(select(fleets).where(fleets.c.fleet_id == fleet_id)).mappings().first()
+        )
         return None if row is None else rows.fleet_from(row)
 
     def save(self, fleet: Fleet) -> None:
@@ -75,7 +77,7 @@ class SqlFleets:
 
     def _newest_first(self, query: Select[Any]) -> list[Fleet]:
         ordered = query.order_by(fleets.c.created_at.desc(), fleets.c.fleet_id.desc())
-        return [rows.fleet_from(r) for r in self._c.execute(ordered)]
+        return [rows.fleet_from(r) for r in self._c.execute(ordered).mappings()]
 
 
 class SqlAgents:
@@ -87,7 +89,9 @@ class SqlAgents:
         return _new_id(result)
 
     def get(self, agent_id: int) -> Agent | None:
-        row = self._c.execute(select(agents).where(agents.c.agent_id == agent_id)).first()
+        row = (
+            self._c.execute(select(agents).where(agents.c.agent_id == agent_id)).mappings().first()
+        )
         return None if row is None else rows.agent_from(row)
 
     def save(self, agent: Agent) -> None:
@@ -101,7 +105,10 @@ class SqlAgents:
         query = select(agents).where(agents.c.fleet_id == fleet_id)
         if active_only:
             query = query.where(agents.c.status == AgentStatus.ACTIVE.value)
-        return [rows.agent_from(r) for r in self._c.execute(query.order_by(agents.c.agent_id))]
+        return [
+            rows.agent_from(r)
+            for r in self._c.execute(query.order_by(agents.c.agent_id)).mappings()
+        ]
 
     def count_active(self, fleet_ids: Iterable[int]) -> dict[int, int]:
         ids = list(fleet_ids)
@@ -128,7 +135,7 @@ class SqlPlacements:
 
     def get(self, agent_id: int) -> Placement | None:
         query = select(agent_placements).where(agent_placements.c.agent_id == agent_id)
-        row = self._c.execute(query).first()
+        row = self._c.execute(query).mappings().first()
         return None if row is None else rows.placement_from(row)
 
     def save(self, placement: Placement) -> None:
@@ -146,7 +153,7 @@ class SqlPlacements:
         if not ids:
             return {}
         query = select(agent_placements).where(agent_placements.c.agent_id.in_(ids))
-        return {r.agent_id: rows.placement_from(r) for r in self._c.execute(query)}
+        return {r["agent_id"]: rows.placement_from(r) for r in self._c.execute(query).mappings()}
 
 
 class SqlMessages:
@@ -163,7 +170,7 @@ class SqlMessages:
         return task_id
 
     def get(self, task_id: int) -> Message | None:
-        row = self._c.execute(select(tasks).where(tasks.c.task_id == task_id)).first()
+        row = self._c.execute(select(tasks).where(tasks.c.task_id == task_id)).mappings().first()
         return None if row is None else rows.message_from(row)
 
     def save(self, message: Message) -> None:
@@ -184,7 +191,7 @@ class SqlMessages:
             .order_by(tasks.c.status_timestamp.desc(), tasks.c.task_id.desc())
             .limit(limit)
         )
-        return [rows.message_from(r) for r in self._c.execute(query)]
+        return [rows.message_from(r) for r in self._c.execute(query).mappings()]
 
     def activity(self, agent_ids: Sequence[int]) -> dict[int, Activity]:
         if not agent_ids:
@@ -244,7 +251,7 @@ class SqlMessages:
         if before is not None:
             query = query.where(tasks.c.task_id < before)
         query = query.order_by(tasks.c.created_at.desc(), tasks.c.task_id.desc()).limit(limit)
-        return [rows.message_from(r) for r in self._c.execute(query)]
+        return [rows.message_from(r) for r in self._c.execute(query).mappings()]
 
     def owned_by(self, agent_id: int, limit: int, before: int | None = None) -> list[Message]:
         return self._page(tasks.c.context_id == agent_id, limit, before)
@@ -260,7 +267,7 @@ class SqlMessages:
         if before is not None:
             query = query.where(tasks.c.task_id < before)
         query = query.order_by(tasks.c.created_at.desc(), tasks.c.task_id.desc()).limit(limit)
-        return [rows.message_from(r) for r in self._c.execute(query)]
+        return [rows.message_from(r) for r in self._c.execute(query).mappings()]
 
     def broadcast_copies(self, summary: Message) -> list[Message]:
         query = (  # the sender narrows it to its index; origin alone has none
@@ -272,7 +279,7 @@ class SqlMessages:
             )
             .order_by(tasks.c.task_id)
         )
-        return [rows.message_from(r) for r in self._c.execute(query)]
+        return [rows.message_from(r) for r in self._c.execute(query).mappings()]
 
     def conversation_mark(self, fleet_id: int) -> ConversationMark:
         owners = select(agents.c.agent_id).where(agents.c.fleet_id == fleet_id)
@@ -307,14 +314,18 @@ class SqlDeliveries:
         self._c.execute(insert(deliveries).values(rows.delivery_values(delivery)))
 
     def get(self, task_id: int, recipient_agent_id: int) -> Delivery | None:
-        row = self._c.execute(
-            select(deliveries)
-            .where(
-                deliveries.c.task_id == task_id,
-                deliveries.c.recipient_agent_id == recipient_agent_id,
+        row = (
+            self._c.execute(
+                select(deliveries)
+                .where(
+                    deliveries.c.task_id == task_id,
+                    deliveries.c.recipient_agent_id == recipient_agent_id,
+                )
+                .order_by(deliveries.c.attempt.desc())
             )
-            .order_by(deliveries.c.attempt.desc())
-        ).first()
+            .mappings()
+            .first()
+        )
         return None if row is None else rows.delivery_from(row)
 
     def save(self, delivery: Delivery) -> None:
@@ -347,7 +358,7 @@ class SqlDeliveries:
             .where(deliveries.c.task_id == task_id)
             .order_by(deliveries.c.recipient_agent_id, deliveries.c.attempt)
         )
-        return [rows.delivery_from(r) for r in self._c.execute(query)]
+        return [rows.delivery_from(r) for r in self._c.execute(query).mappings()]
 
     def for_tasks(self, task_ids: Sequence[int]) -> list[Delivery]:
         found: list[Delivery] = []
@@ -358,7 +369,7 @@ class SqlDeliveries:
                 .where(deliveries.c.task_id.in_(ids[start : start + _IN_CHUNK]))
                 .order_by(deliveries.c.attempt)
             )
-            found.extend(rows.delivery_from(r) for r in self._c.execute(query))
+            found.extend(rows.delivery_from(r) for r in self._c.execute(query).mappings())
         return found
 
     def announced_untaken(self, recipient_agent_id: int, since: datetime) -> list[int]:
@@ -398,7 +409,7 @@ class SqlDeliveries:
             )
             .order_by(deliveries.c.task_id, deliveries.c.attempt)
         )
-        return [rows.delivery_from(r) for r in self._c.execute(query)]
+        return [rows.delivery_from(r) for r in self._c.execute(query).mappings()]
 
     def stranded(self, recipient_agent_ids: Iterable[int], before: datetime) -> list[int]:
         query = (
@@ -427,7 +438,7 @@ class SqlMonitor:
 
     def get(self, agent_id: int) -> MonitorSchedule | None:
         query = select(monitor_config).where(monitor_config.c.agent_id == agent_id)
-        row = self._c.execute(query).first()
+        row = self._c.execute(query).mappings().first()
         return None if row is None else rows.schedule_from(row)
 
     def for_agents(self, agent_ids: Iterable[int]) -> dict[int, MonitorSchedule]:
@@ -435,7 +446,7 @@ class SqlMonitor:
         if not ids:
             return {}
         query = select(monitor_config).where(monitor_config.c.agent_id.in_(ids))
-        return {r.agent_id: rows.schedule_from(r) for r in self._c.execute(query)}
+        return {r["agent_id"]: rows.schedule_from(r) for r in self._c.execute(query).mappings()}
 
     def record_progress(self, schedules: Sequence[MonitorSchedule]) -> None:
         if not schedules:
@@ -464,7 +475,7 @@ class SqlMonitor:
 
     def runtime(self, fleet_id: int) -> MonitorRuntime | None:
         query = select(monitor_runtime).where(monitor_runtime.c.fleet_id == fleet_id)
-        row = self._c.execute(query).first()
+        row = self._c.execute(query).mappings().first()
         return None if row is None else rows.runtime_from(row)
 
     def save_runtime(self, runtime: MonitorRuntime) -> None:

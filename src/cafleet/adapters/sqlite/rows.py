@@ -12,7 +12,7 @@ from cafleet.domain.message import Message, MessageState, MessageType
 from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule
 from cafleet.domain.placement import CodingAgent, Multiplexer, Placement
 
-Row = Any  # sqlalchemy.Row; kept loose so mapping stays a plain function of columns
+Row = Any  # a row read by column name: sqlite3.Row, or a SQLAlchemy RowMapping
 
 
 def ts(value: datetime | None) -> str | None:
@@ -29,11 +29,11 @@ def required_dt(value: str) -> datetime:
 
 def fleet_from(row: Row) -> Fleet:
     return Fleet(
-        row.fleet_id,
-        row.name,
-        required_dt(row.created_at),
-        dt(row.deleted_at),
-        row.director_agent_id,
+        row["fleet_id"],
+        row["name"],
+        required_dt(row["created_at"]),
+        dt(row["deleted_at"]),
+        row["director_agent_id"],
     )
 
 
@@ -47,15 +47,15 @@ def fleet_values(fleet: Fleet) -> dict[str, Any]:
 
 
 def agent_from(row: Row) -> Agent:
-    kind, skills = parse_card(row.agent_card_json)
+    kind, skills = parse_card(row["agent_card_json"])
     return Agent(
-        row.agent_id,
-        row.fleet_id,
-        row.name,
-        row.description,
-        required_dt(row.registered_at),
-        AgentStatus(row.status),
-        dt(row.deregistered_at),
+        row["agent_id"],
+        row["fleet_id"],
+        row["name"],
+        row["description"],
+        required_dt(row["registered_at"]),
+        AgentStatus(row["status"]),
+        dt(row["deregistered_at"]),
         kind,
         skills,
     )
@@ -74,23 +74,23 @@ def agent_values(agent: Agent) -> dict[str, Any]:
 
 
 def placement_from(row: Row) -> Placement:
-    commands = tuple(c for c in (row.agent_commands or "").split(",") if c)
+    commands = tuple(c for c in (row["agent_commands"] or "").split(",") if c)
     return Placement(
-        row.agent_id,
-        row.director_agent_id,
-        Multiplexer(row.backend),
-        row.mux_session,
-        row.mux_window_id,
-        row.mux_pane_id,
-        CodingAgent(row.coding_agent),
-        required_dt(row.created_at),
-        row.mux_socket,
+        row["agent_id"],
+        row["director_agent_id"],
+        Multiplexer(row["backend"]),
+        row["mux_session"],
+        row["mux_window_id"],
+        row["mux_pane_id"],
+        CodingAgent(row["coding_agent"]),
+        required_dt(row["created_at"]),
+        row["mux_socket"],
         commands,
-        dt(row.ready_at),
-        row.ready_rule,
-        row.launch_pad,
-        row.pane_identity,
-        row.identity_digest,
+        dt(row["ready_at"]),
+        row["ready_rule"],
+        row["launch_pad"],
+        row["pane_identity"],
+        row["identity_digest"],
     )
 
 
@@ -115,17 +115,17 @@ def placement_values(p: Placement) -> dict[str, Any]:
 
 def message_from(row: Row) -> Message:
     return Message(
-        row.task_id,
-        row.context_id,
-        row.from_agent_id,
-        row.to_agent_id,
-        MessageType(row.type),
-        required_dt(row.created_at),
-        MessageState(row.status_state),
-        required_dt(row.status_timestamp),
-        row.origin_task_id,
-        row.text,
-        bool(row.sender_verified),
+        row["task_id"],
+        row["context_id"],
+        row["from_agent_id"],
+        row["to_agent_id"],
+        MessageType(row["type"]),
+        required_dt(row["created_at"]),
+        MessageState(row["status_state"]),
+        required_dt(row["status_timestamp"]),
+        row["origin_task_id"],
+        row["text"],
+        bool(row["sender_verified"]),
     )
 
 
@@ -146,17 +146,17 @@ def message_values(m: Message) -> dict[str, Any]:
 
 def delivery_from(row: Row) -> Delivery:
     return Delivery(
-        row.task_id,
-        row.recipient_agent_id,
-        DeliveryState(row.state),
-        required_dt(row.created_at),
-        row.transport,
-        row.pane_id,
-        dt(row.attempted_at),
-        row.error,
-        row.attempt,
-        row.channel,
-        dt(row.confirmed_at),
+        row["task_id"],
+        row["recipient_agent_id"],
+        DeliveryState(row["state"]),
+        required_dt(row["created_at"]),
+        row["transport"],
+        row["pane_id"],
+        dt(row["attempted_at"]),
+        row["error"],
+        row["attempt"],
+        row["channel"],
+        dt(row["confirmed_at"]),
     )
 
 
@@ -178,12 +178,12 @@ def delivery_values(d: Delivery) -> dict[str, Any]:
 
 def schedule_from(row: Row) -> MonitorSchedule:
     return MonitorSchedule(
-        row.agent_id,
-        row.interval_seconds,
-        bool(row.enabled),
-        dt(row.last_ping_at),
-        dt(row.last_stall_check_at),
-        row.last_native_status,
+        row["agent_id"],
+        row["interval_seconds"],
+        bool(row["enabled"]),
+        dt(row["last_ping_at"]),
+        dt(row["last_stall_check_at"]),
+        row["last_native_status"],
     )
 
 
@@ -199,7 +199,12 @@ def schedule_values(s: MonitorSchedule) -> dict[str, Any]:
 
 def runtime_from(row: Row) -> MonitorRuntime:
     return MonitorRuntime(
-        row.fleet_id, row.pid, row.host, dt(row.started_at), dt(row.last_tick_at), row.tick_seconds
+        row["fleet_id"],
+        row["pid"],
+        row["host"],
+        dt(row["started_at"]),
+        dt(row["last_tick_at"]),
+        row["tick_seconds"],
     )
 
 

@@ -14,7 +14,6 @@ from typing import Any
 
 from cafleet.adapters.sqlite import rows
 from cafleet.adapters.sqlite.direct.statements import (
-    Record,
     chunks,
     insert,
     marks,
@@ -55,11 +54,11 @@ class _Sql:
     def _run(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
         return self._c.execute(sql, params)
 
-    def _all(self, sql: str, params: Sequence[Any] = ()) -> list[Record]:
+    def _all(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         return list(self._run(sql, params))
 
-    def _first(self, sql: str, params: Sequence[Any] = ()) -> Record | None:
-        found: Record | None = self._run(sql, params).fetchone()
+    def _first(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Row | None:
+        found: sqlite3.Row | None = self._run(sql, params).fetchone()
         return found
 
     def _insert(self, table: str, values: dict[str, Any]) -> int:
@@ -71,10 +70,10 @@ class _Sql:
         sql, bound = update(table, values, where)
         return self._run(sql, [*bound, *params]).rowcount
 
-    def _grouped(self, sql: str, ids: Sequence[int], *params: Any) -> list[Record]:
+    def _grouped(self, sql: str, ids: Sequence[int], *params: Any) -> list[sqlite3.Row]:
         """sql with `{ids}` as an IN list, run chunk by chunk (each chunk's groups are
         disjoint from the others', so the results concatenate)."""
-        found: list[Record] = []
+        found: list[sqlite3.Row] = []
         for chunk in chunks(list(ids)):
             found.extend(self._all(sql.format(ids=marks(len(chunk))), [*chunk, *params]))
         return found
@@ -126,7 +125,7 @@ class DirectAgents(_Sql, AgentRepository):
             " WHERE fleet_id IN ({ids}) AND status = ? GROUP BY fleet_id"
         )
         found = self._grouped(sql, list(fleet_ids), AgentStatus.ACTIVE.value)
-        return {int(r.fleet_id): int(r.n) for r in found}
+        return {int(r["fleet_id"]): int(r["n"]) for r in found}
 
 
 class DirectPlacements(_Sql, PlacementRepository):
@@ -147,7 +146,7 @@ class DirectPlacements(_Sql, PlacementRepository):
 
     def for_agents(self, agent_ids: Iterable[int]) -> dict[int, Placement]:
         sql = f"{select_all('agent_placements')} WHERE agent_id IN ({{ids}})"
-        return {r.agent_id: rows.placement_from(r) for r in self._grouped(sql, list(agent_ids))}
+        return {r["agent_id"]: rows.placement_from(r) for r in self._grouped(sql, list(agent_ids))}
 
 
 class DirectMessages(_Sql, MessageRepository):
@@ -196,7 +195,7 @@ class DirectMessages(_Sql, MessageRepository):
             f"SELECT {agent} AS agent, max({stamp}) AS newest FROM tasks"
             f" WHERE {agent} IN ({{ids}}) AND type != ?{condition} GROUP BY {agent}"
         )
-        return {int(r.agent): r.newest for r in self._grouped(sql, agent_ids, *params)}
+        return {int(r["agent"]): r["newest"] for r in self._grouped(sql, agent_ids, *params)}
 
     def pending_counts(self, agent_ids: Sequence[int]) -> dict[int, int]:
         sql = (
@@ -204,7 +203,9 @@ class DirectMessages(_Sql, MessageRepository):
             " WHERE context_id IN ({ids}) AND status_state = ? AND type != ?"
             " GROUP BY context_id"
         )
-        return {int(r.context_id): int(r.n) for r in self._grouped(sql, agent_ids, OPEN, SUMMARY)}
+        return {
+            int(r["context_id"]): int(r["n"]) for r in self._grouped(sql, agent_ids, OPEN, SUMMARY)
+        }
 
     def timeline(self, fleet_id: int, limit: int, before: int | None = None) -> list[Message]:
         senders = "from_agent_id IN (SELECT agent_id FROM agents WHERE fleet_id = ?)"
@@ -250,11 +251,11 @@ class DirectMessages(_Sql, MessageRepository):
         )
         assert messages is not None and ledger is not None, "aggregates return one row"
         return ConversationMark(
-            None if messages.last_task is None else int(messages.last_task),
-            rows.dt(messages.last_change),
-            int(messages.open_count),
-            int(ledger.settled),
-            int(ledger.confirmed),
+            None if messages["last_task"] is None else int(messages["last_task"]),
+            rows.dt(messages["last_change"]),
+            int(messages["open_count"]),
+            int(ledger["settled"]),
+            int(ledger["confirmed"]),
         )
 
 
@@ -308,14 +309,14 @@ class DirectDeliveries(_Sql, DeliveryRepository):
             " ORDER BY deliveries.task_id"
         )
         params = [recipient_agent_id, OPEN, recipient_agent_id, SENT, rows.ts(since)]
-        return [int(r.task_id) for r in self._all(sql, params)]
+        return [int(r["task_id"]) for r in self._all(sql, params)]
 
     def count_pending_since(self, before: datetime) -> int:
         row = self._first(
             "SELECT count(*) AS n FROM deliveries WHERE state = ? AND created_at < ?",
             [PENDING, rows.ts(before)],
         )
-        return 0 if row is None else int(row.n)
+        return 0 if row is None else int(row["n"])
 
     def queued_for(self, recipient_agent_id: int) -> list[Delivery]:
         sql = (  # pending rows are few: the (state, created_at) index finds them
@@ -330,7 +331,7 @@ class DirectDeliveries(_Sql, DeliveryRepository):
             " WHERE recipient_agent_id IN ({ids}) AND state = ? AND created_at < ?"
         )
         found = self._grouped(sql, list(recipient_agent_ids), PENDING, rows.ts(before))
-        return sorted(int(r.recipient_agent_id) for r in found)
+        return sorted(int(r["recipient_agent_id"]) for r in found)
 
 
 class DirectMonitor(_Sql, MonitorRepository):
@@ -344,7 +345,7 @@ class DirectMonitor(_Sql, MonitorRepository):
 
     def for_agents(self, agent_ids: Iterable[int]) -> dict[int, MonitorSchedule]:
         sql = f"{select_all('monitor_config')} WHERE agent_id IN ({{ids}})"
-        return {r.agent_id: rows.schedule_from(r) for r in self._grouped(sql, list(agent_ids))}
+        return {r["agent_id"]: rows.schedule_from(r) for r in self._grouped(sql, list(agent_ids))}
 
     def record_progress(self, schedules: Sequence[MonitorSchedule]) -> None:
         self._c.executemany(
@@ -396,7 +397,9 @@ class DirectInstalls(_Sql, InstallRepository):
     def list(self) -> list[SkillInstall]:
         found = self._all(f"{select_all('skill_installs')} ORDER BY coding_agent")
         return [
-            SkillInstall(r.coding_agent, r.cafleet_version, rows.required_dt(r.installed_at))
+            SkillInstall(
+                r["coding_agent"], r["cafleet_version"], rows.required_dt(r["installed_at"])
+            )
             for r in found
         ]
 

@@ -3,7 +3,6 @@ and the row mappers, never from input; every value is a bound parameter."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -77,22 +76,6 @@ COLUMNS: dict[str, tuple[str, ...]] = {
 }
 
 IN_CHUNK = 500  # ids bound per IN list: far below SQLite's variable limit
-
-
-class Record(dict[str, Any]):
-    """A row whose columns read as attributes, as the shared row mappers expect."""
-
-    __slots__ = ()
-
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return self[name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-
-def record(cursor: sqlite3.Cursor, values: tuple[Any, ...]) -> Record:
-    return Record(zip([column[0] for column in cursor.description], values, strict=True))
 
 
 def select_all(table: str) -> str:

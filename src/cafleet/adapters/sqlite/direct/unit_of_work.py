@@ -18,7 +18,6 @@ from cafleet.adapters.sqlite.direct.repositories import (
     DirectMonitor,
     DirectPlacements,
 )
-from cafleet.adapters.sqlite.direct.statements import record
 from cafleet.adapters.sqlite.errors import as_cafleet_error, is_driver_error, translated
 from cafleet.adapters.sqlite.transactions import REVISION_QUERY, begun, require_head
 from cafleet.application.ports import UnitOfWork, UnitOfWorkFactory
@@ -39,7 +38,7 @@ class ConnectionPool:
             if self._idle:
                 return self._idle.pop()
         conn = connect(self._uri, self._path)
-        conn.row_factory = record
+        conn.row_factory = sqlite3.Row  # by column name, in C
         return conn
 
     def give_back(self, conn: sqlite3.Connection) -> None:
@@ -128,7 +127,7 @@ class DirectUnitOfWorkFactory(UnitOfWorkFactory):
                 row = conn.execute(REVISION_QUERY).fetchone()
         finally:
             self._pool.give_back(conn)
-        require_head(None if row is None else row.version_num)
+        require_head(None if row is None else row["version_num"])
         self._revision_checked = True
 
     def close(self) -> None:
