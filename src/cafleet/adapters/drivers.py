@@ -5,13 +5,15 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from cafleet.adapters.herdr.client import socket_path
-from cafleet.adapters.herdr.driver import HerdrPaneDriver
 from cafleet.adapters.pane_locks import runtime_directory
 from cafleet.adapters.tmux.driver import TmuxPaneDriver
 from cafleet.application.ports import PaneDriver, PaneDrivers
 from cafleet.domain.placement import Multiplexer
+
+if TYPE_CHECKING:
+    from cafleet.adapters.herdr.driver import HerdrPaneDriver
 
 
 class SystemPaneDrivers(PaneDrivers):
@@ -26,6 +28,9 @@ class SystemPaneDrivers(PaneDrivers):
     def __call__(self, backend: Multiplexer, socket: str | None) -> PaneDriver:
         if backend is Multiplexer.TMUX:
             return self._tmux.setdefault(socket, TmuxPaneDriver(socket))
+        from cafleet.adapters.herdr.client import socket_path  # only a herdr fleet pays for it
+        from cafleet.adapters.herdr.driver import HerdrPaneDriver
+
         path = socket or socket_path(self._env)
         driver = self._herdr.get(path)
         if driver is None:

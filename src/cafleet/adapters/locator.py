@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from cafleet.adapters.herdr.locator import HerdrPaneLocator
-from cafleet.adapters.tmux.locator import TmuxPaneLocator
 from cafleet.application.ports import PaneLocator
 from cafleet.domain.multiplexer import resolve_multiplexer
 from cafleet.domain.placement import Multiplexer, PaneLocation
@@ -16,6 +14,11 @@ class EnvironmentPaneLocator(PaneLocator):
         self._env = env
 
     def current_pane(self) -> PaneLocation:
+        """Only the named multiplexer's adapter is imported: a CLI call pays for one."""
         if resolve_multiplexer(self._env) is Multiplexer.TMUX:
+            from cafleet.adapters.tmux.locator import TmuxPaneLocator
+
             return TmuxPaneLocator(self._env).current_pane()
+        from cafleet.adapters.herdr.locator import HerdrPaneLocator
+
         return HerdrPaneLocator(self._env).current_pane()
