@@ -61,6 +61,8 @@ FLEET_LINE = re.compile(r"^(\d+) director=(\d+) admin=(\d+)\s*$", re.MULTILINE)
 POLL_ENTRY = re.compile(r"^\[\d+ \| from:", re.MULTILINE)
 IMPORTTIME_LINE = re.compile(r"^import time:\s+(\d+) \|\s+(\d+) \| ( *)(\S+)\s*$")
 SEND_TEXT = "bench: status ping, please report progress on the current task"
+GOAL_RATIO = 0.2  # of upstream's median wall time
+GOAL_PEAK_MIB = 25
 
 
 class BenchError(RuntimeError):
@@ -119,15 +121,40 @@ def run(
     return proc
 
 
+@dataclass(frozen=True)
+class Timed:
+    wall_ms: float
+    peak_mib: float  # the process's own peak resident set, from its rusage
+
+
+def timed_run(argv: Sequence[str | Path], env: Mapping[str, str]) -> Timed:
+    """Wall time and peak RSS of one whole process; a failed run aborts the benchmark.
+
+    The child is reaped with wait4, which returns that child's own rusage (the children
+    total of getrusage would only ever grow). Its output goes to a file, not a pipe, so
+    nothing has to be read while waiting."""
+    with tempfile.TemporaryFile("w+") as out:
+        start = time.perf_counter()
+        proc = subprocess.Popen(
+            [str(arg) for arg in argv],
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = (time.perf_counter() - start) * 1000.0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            out.seek(0)
+            shown = shlex.join(str(arg) for arg in argv)
+            raise BenchError(f"`{shown}` exited {proc.returncode}: {out.read().strip()}")
+    return Timed(elapsed, usage.ru_maxrss / 1024.0)  # Linux reports KiB
+
+
 def timed_ms(argv: Sequence[str | Path], env: Mapping[str, str]) -> float:
-    """Wall time of one whole process, in milliseconds; a failed run aborts the benchmark."""
-    start = time.perf_counter()
-    proc = run(argv, env, check=False)
-    elapsed = (time.perf_counter() - start) * 1000.0
-    if proc.returncode != 0:
-        shown = shlex.join(str(arg) for arg in argv)
-        raise BenchError(f"`{shown}` exited {proc.returncode}: {proc.stderr.strip()}")
-    return elapsed
+    return timed_run(argv, env).wall_ms
 
 
 def cli(impl: Impl, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -293,22 +320,31 @@ def command_argv(
 Samples = dict[str, dict[str, list[float]]]
 
 
+@dataclass(frozen=True)
+class Measured:
+    wall: Samples
+    peak: Samples  # MiB
+
+
 def measure(
     impls: Sequence[Impl], fleets: Mapping[str, Fleet], rounds: int, warmup: int
-) -> Samples:
+) -> Measured:
     """Interleave the implementations command by command; the first alternates per round."""
-    samples: Samples = {name: {impl.label: [] for impl in impls} for name in HOT_COMMANDS}
+    wall: Samples = {name: {impl.label: [] for impl in impls} for name in HOT_COMMANDS}
+    peak: Samples = {name: {impl.label: [] for impl in impls} for name in HOT_COMMANDS}
     for index in range(warmup + rounds):
         order = impls if index % 2 == 0 else list(reversed(impls))
         for name in HOT_COMMANDS:
             for impl in order:
-                ms = timed_ms([impl.cafleet, *command_argv(name, fleets[impl.label])], impl.env)
+                argv = [impl.cafleet, *command_argv(name, fleets[impl.label])]
+                timed = timed_run(argv, impl.env)
                 if index >= warmup:
-                    samples[name][impl.label].append(ms)
+                    wall[name][impl.label].append(timed.wall_ms)
+                    peak[name][impl.label].append(timed.peak_mib)
         phase = "warm-up" if index < warmup else "round"
         number = index + 1 if index < warmup else index - warmup + 1
         print(f"  {phase} {number} done", file=sys.stderr)
-    return samples
+    return Measured(wall, peak)
 
 
 def summarize(values: Sequence[float]) -> Summary:
@@ -388,6 +424,29 @@ def import_profile(
     return statistics.median(totals) / 1000.0, medians
 
 
+MODULES_PROBE = """
+import json, runpy, sys
+script, out = sys.argv[1], sys.argv[2]
+sys.argv = [script, *sys.argv[3:]]
+try:
+    runpy.run_path(script, run_name="__main__")
+finally:
+    with open(out, "w") as file:
+        json.dump(sorted({name.split(".")[0] for name in sys.modules}), file)
+"""
+
+
+def third_party_imports(python: Path, impl: Impl, fleet: Fleet) -> list[str]:
+    """The top-level packages in ``sys.modules`` after a real `message send` that the
+    standard library does not provide."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "modules.json"
+        send = command_argv("message send", fleet)
+        run([python, "-c", MODULES_PROBE, impl.cafleet, out, *send], impl.env)
+        roots: list[str] = json.loads(out.read_text())
+    return [r for r in roots if r not in sys.stdlib_module_names and not r.startswith("_")]
+
+
 # ---------------------------------------------------------------- reporting
 
 
@@ -395,22 +454,32 @@ def fmt(ms: float) -> str:
     return f"{ms:.0f}"
 
 
-def results_table(samples: Samples) -> str:
+def results_table(measured: Measured) -> str:
     lines = [
         "| Command | ours median ms | ours p90 ms | upstream median ms | upstream p90 ms"
-        " | ours / upstream (median) | goal ≤ 0.5× |",
-        "|---|---:|---:|---:|---:|---:|:---:|",
+        f" | ours / upstream (median) | goal ≤ {GOAL_RATIO}× | ours peak MiB"
+        f" | upstream peak MiB | goal ≤ {GOAL_PEAK_MIB} MiB |",
+        "|---|---:|---:|---:|---:|---:|:---:|---:|---:|:---:|",
     ]
     for name in HOT_COMMANDS:
-        ours = summarize(samples[name]["ours"])
-        upstream = summarize(samples[name]["upstream"])
+        ours = summarize(measured.wall[name]["ours"])
+        upstream = summarize(measured.wall[name]["upstream"])
+        ours_peak = statistics.median(measured.peak[name]["ours"])
+        upstream_peak = statistics.median(measured.peak[name]["upstream"])
         ratio = ours.median / upstream.median
-        goal = "n/a (reference)" if name == "--version" else ("met" if ratio <= 0.5 else "not met")
+        reference = name == "--version"
+        goal = "n/a (reference)" if reference else met(ratio <= GOAL_RATIO)
+        peak_goal = "n/a (reference)" if reference else met(ours_peak <= GOAL_PEAK_MIB)
         lines.append(
             f"| `cafleet {name}` | {fmt(ours.median)} | {fmt(ours.p90)} | {fmt(upstream.median)}"
-            f" | {fmt(upstream.p90)} | {ratio:.2f}× | {goal} |"
+            f" | {fmt(upstream.p90)} | {ratio:.2f}× | {goal} | {ours_peak:.1f}"
+            f" | {upstream_peak:.1f} | {peak_goal} |"
         )
     return "\n".join(lines)
+
+
+def met(ok: bool) -> str:
+    return "met" if ok else "not met"
 
 
 def import_table(total_ms: float, packages: Mapping[str, tuple[float, float]], top: int) -> str:
@@ -479,7 +548,8 @@ def reproduce_command(args: argparse.Namespace) -> str:
 class Report:
     machine: list[str]
     prepared: Mapping[str, Prepared]
-    samples: Samples
+    samples: Measured
+    hot_imports: list[str]  # top-level packages beyond the standard library
     import_total_ms: float
     packages: Mapping[str, tuple[float, float]]
     floors: list[tuple[str, Summary]]
@@ -502,6 +572,12 @@ def render(report: Report, args: argparse.Namespace) -> str:
             f"- Skills gate: upstream {upstream.skills_gate}; ours {ours.skills_gate}",
             "",
             results_table(report.samples),
+            "",
+            "Peak MiB is each process's own peak resident set (its rusage, reaped with `wait4`),"
+            " median over the rounds.",
+            "",
+            "Packages a `message send` imports beyond the standard library (`-X importtime` of"
+            f" the command itself): {', '.join(f'`{name}`' for name in report.hot_imports)}.",
             "",
             "### Where the time goes (ours)",
             "",
@@ -611,6 +687,7 @@ def benchmark(args: argparse.Namespace, scratch: Path) -> Report:
         print("measuring hot commands ...", file=sys.stderr)
         load_before = os.getloadavg()[0]
         samples = measure(impls, fleets, args.rounds, args.warmup)
+        hot_imports = third_party_imports(pythons["ours"], impls[0], fleets["ours"])
         load = f"1-min load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after"
         print("profiling imports and start-up floors ...", file=sys.stderr)
         total, packages = import_profile(pythons["ours"], impls[0].env, args.import_runs)
@@ -618,6 +695,7 @@ def benchmark(args: argparse.Namespace, scratch: Path) -> Report:
             machine=[*machine_lines(impls, pythons), f"- Load while measuring: {load}"],
             prepared=prepared,
             samples=samples,
+            hot_imports=hot_imports,
             import_total_ms=total,
             packages=packages,
             floors=floors(impls, pythons, args.floor_runs),
@@ -636,7 +714,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(body)
     if args.raw_json:
         args.raw_json.parent.mkdir(parents=True, exist_ok=True)
-        args.raw_json.write_text(json.dumps(report.samples, indent=2) + "\n")
+        raw = {"wall_ms": report.samples.wall, "peak_mib": report.samples.peak}
+        args.raw_json.write_text(json.dumps(raw, indent=2) + "\n")
     if args.write:
         write_section(args.docs, body)
         print(f"updated {args.docs}", file=sys.stderr)

@@ -75,6 +75,9 @@ class DirectUnitOfWork(UnitOfWork):
             conn = self._pool.take()
             try:
                 conn.execute(WRITE_BEGIN if self._write else READ_BEGIN)
+            except sqlite3.Error:
+                self._pool.give_back(conn)  # a refused BEGIN (busy) leaves it as it was
+                raise
             except BaseException:
                 conn.close()
                 raise
