@@ -1,18 +1,10 @@
-"""The deliveries ledger's queries and the broadcast copies, the same over the in-memory store
-and a SQLite file."""
+"""The deliveries ledger's queries and the broadcast copies, the same over every store of
+the contract (the `store` fixture)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
-import pytest
-
-from cafleet.adapters.fake.store import MemoryStore
-from cafleet.adapters.sqlite.engine import open_engine
-from cafleet.adapters.sqlite.schema import migrate
-from cafleet.adapters.sqlite.unit_of_work import SqlUnitOfWorkFactory
 from cafleet.application.ports import UnitOfWorkFactory
 from cafleet.domain.agent import Agent
 from cafleet.domain.delivery import Delivery, DeliveryState
@@ -20,18 +12,6 @@ from cafleet.domain.fleet import Fleet
 from cafleet.domain.message import Message, broadcast_summary, unicast
 
 T0 = datetime(2026, 12, 2, 8, 0, tzinfo=UTC)
-
-
-@pytest.fixture(params=["memory", "sqlite"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[UnitOfWorkFactory]:
-    if request.param == "memory":
-        yield MemoryStore()
-        return
-    path = tmp_path / "ledger.db"
-    migrate(path)
-    engine = open_engine(path)
-    yield SqlUnitOfWorkFactory(engine, path)
-    engine.dispose()
 
 
 def agents(uow, fleet_id: int, *names: str) -> list[int]:  # type: ignore[no-untyped-def]
