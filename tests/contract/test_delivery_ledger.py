@@ -147,7 +147,6 @@ def test_a_delivery_round_trips_every_field_and_get_is_the_latest_attempt(
     assert rows == [first, retried]
 
 
-@pytest.mark.store_xfail("memory", reason="the fake inserts on save")
 def test_save_settles_one_attempt_and_leaves_the_others(store: UnitOfWorkFactory) -> None:
     with store(write=True) as uow:
         sender, to = agents(uow, fleet(uow), "sender", "to")
@@ -316,7 +315,6 @@ def test_stranded_of_no_recipients_is_empty(store: UnitOfWorkFactory) -> None:
         assert uow.deliveries.stranded(iter([to]), at(60)) == [to]
 
 
-@pytest.mark.store_xfail("memory", reason="the fake takes unread messages of any owner")
 def test_announced_untaken_counts_only_messages_the_recipient_owns(
     store: UnitOfWorkFactory,
 ) -> None:

@@ -71,7 +71,6 @@ def test_fleet_lists_of_an_empty_store_are_empty(store: UnitOfWorkFactory) -> No
         assert (uow.fleets.list_live(), uow.fleets.list_all()) == ([], [])
 
 
-@pytest.mark.store_xfail("memory", reason="the fake inserts on save")
 def test_saving_a_fleet_that_was_never_added_stores_nothing(store: UnitOfWorkFactory) -> None:
     with store(write=True) as uow:
         uow.fleets.save(Fleet(41, "ghost", T0))
@@ -163,7 +162,6 @@ def test_count_active_counts_active_agents_per_asked_fleet_and_omits_empty_ones(
     assert none_asked == {}
 
 
-@pytest.mark.store_xfail("memory", reason="the fake inserts on save")
 def test_saving_an_agent_that_was_never_added_stores_nothing(store: UnitOfWorkFactory) -> None:
     with store(write=True) as uow:
         fleet_id = fleet(uow)
@@ -243,7 +241,6 @@ def test_placements_for_agents_remove_and_missing(store: UnitOfWorkFactory) -> N
     assert {a: p.pane_id for a, p in found.items()} == {kept: f"%{kept}", director: f"%{director}"}
 
 
-@pytest.mark.store_xfail("memory", reason="the fake replaces on a second add")
 def test_a_second_placement_for_one_agent_is_refused(store: UnitOfWorkFactory) -> None:
     with store(write=True) as uow:
         director, member = agents(uow, fleet(uow), "director", "member")
@@ -258,7 +255,6 @@ def test_a_second_placement_for_one_agent_is_refused(store: UnitOfWorkFactory) -
         assert uow.placements.get(member).pane_id == "%1"  # type: ignore[union-attr]
 
 
-@pytest.mark.store_xfail("memory", reason="the fake inserts on save")
 def test_saving_a_placement_that_was_never_added_stores_nothing(
     store: UnitOfWorkFactory,
 ) -> None:

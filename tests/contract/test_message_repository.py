@@ -226,7 +226,6 @@ def test_owned_by_and_sent_by_are_one_agents_inbox_and_outbox_newest_first(
     assert none_before_first == []
 
 
-@pytest.mark.store_xfail("memory", reason="the fake takes any row naming the summary as its origin")
 def test_broadcast_copies_leave_out_rows_of_another_sender(store: UnitOfWorkFactory) -> None:
     with store(write=True) as uow:
         sender, other, to = agents(uow, fleet(uow), "sender", "other", "to")
@@ -296,7 +295,6 @@ def test_conversation_mark_follows_owned_messages_and_their_deliveries(
     )
 
 
-@pytest.mark.store_xfail("memory", reason="the fake inserts on save")
 def test_saving_a_message_that_was_never_added_stores_nothing(store: UnitOfWorkFactory) -> None:
     with store(write=True) as uow:
         sender, to = agents(uow, fleet(uow), "s", "t")

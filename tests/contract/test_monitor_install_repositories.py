@@ -43,7 +43,6 @@ def test_a_schedule_round_trips_every_field(
     assert_same(got, saved)
 
 
-@pytest.mark.store_xfail("memory", reason="the fake replaces on enroll and inserts on save")
 def test_enrolling_twice_is_refused_and_save_never_enrolls(store: UnitOfWorkFactory) -> None:
     with store(write=True) as uow:
         enrolled, bare = agents(uow, fleet(uow), "enrolled", "bare")

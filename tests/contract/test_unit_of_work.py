@@ -53,9 +53,6 @@ def test_commit_persists_every_repository_write_and_later_writes_build_on_it(
         assert uow.installs.list() == [SkillInstall("claude", "1", T0)]
 
 
-@pytest.mark.store_xfail(
-    "memory", reason="the fake publishes its working tables, so later writes leak"
-)
 def test_writes_before_a_commit_persist_and_writes_after_it_do_not(
     store: UnitOfWorkFactory,
 ) -> None:
