@@ -1,12 +1,18 @@
-"""Fixtures for the PaneDriver contract: one `backend` fixture, parametrized over the
-in-memory fake, the real tmux driver on a private server (killed on teardown) and the herdr
-driver on the fake herdr server (pty mode; stopped on teardown).
+"""Fixtures for the contract suites.
+
+PaneDriver: one `backend` fixture, parametrized over the in-memory fake, the real tmux
+driver on a private server (killed on teardown) and the herdr driver on the fake herdr
+server (pty mode; stopped on teardown).
+
+UnitOfWork: one `store` fixture, parametrized over the builders of stores.BUILDERS (the
+in-memory fake, SQLAlchemy on a migrated SQLite file); each case gets an empty store.
 
 A case that one backend is known to get wrong carries
-`@pytest.mark.backend_xfail("<fake|tmux|herdr>", reason=...)`; it becomes a strict xfail for
-that backend only, so the case starts failing loudly once the gap is closed. A case that
-does not apply to a backend (herdr has no dead panes, for one) carries
-`@pytest.mark.backend_skip("<name>", reason=...)`.
+`@pytest.mark.backend_xfail("<fake|tmux|herdr>", reason=...)` (for a store:
+`store_xfail("<builder>", reason=...)`); it becomes a strict xfail for that one only, so
+the case starts failing loudly once the gap is closed. A case that does not apply to a
+backend (herdr has no dead panes, for one) carries `@pytest.mark.backend_skip("<name>",
+reason=...)` (`store_skip` for a store).
 """
 
 from __future__ import annotations
@@ -18,31 +24,47 @@ from pathlib import Path
 
 import pytest
 
+from cafleet.application.ports import UnitOfWorkFactory
+
 from .backends import Backend, TmuxBackend, make_backend
+from .stores import BUILDERS
+
+PARAMETRIZED = ("backend", "store")  # the fixtures whose cases take per-parameter marks
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers",
-        "backend_xfail(name, reason): strict xfail of a contract case for one backend",
-    )
-    config.addinivalue_line(
-        "markers",
-        "backend_skip(name, reason): a contract case that does not apply to one backend",
-    )
+    for fixture in PARAMETRIZED:
+        config.addinivalue_line(
+            "markers",
+            f"{fixture}_xfail(name, reason): strict xfail of a contract case for one {fixture}",
+        )
+        config.addinivalue_line(
+            "markers",
+            f"{fixture}_skip(name, reason): a contract case that does not apply to one {fixture}",
+        )
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         callspec = getattr(item, "callspec", None)
-        if callspec is None or "backend" not in callspec.params:
+        if callspec is None:
             continue
-        for mark in item.iter_markers("backend_xfail"):
-            if mark.args[0] == callspec.params["backend"]:
-                item.add_marker(pytest.mark.xfail(strict=True, reason=mark.kwargs["reason"]))
-        for mark in item.iter_markers("backend_skip"):
-            if mark.args[0] == callspec.params["backend"]:
-                item.add_marker(pytest.mark.skip(reason=mark.kwargs["reason"]))
+        for fixture in PARAMETRIZED:
+            if fixture not in callspec.params:
+                continue
+            for mark in item.iter_markers(f"{fixture}_xfail"):
+                if mark.args[0] == callspec.params[fixture]:
+                    reason = mark.kwargs["reason"]
+                    item.add_marker(pytest.mark.xfail(strict=True, reason=reason))
+            for mark in item.iter_markers(f"{fixture}_skip"):
+                if mark.args[0] == callspec.params[fixture]:
+                    item.add_marker(pytest.mark.skip(reason=mark.kwargs["reason"]))
+
+
+@pytest.fixture(params=list(BUILDERS))
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[UnitOfWorkFactory]:
+    with BUILDERS[request.param](tmp_path) as made:
+        yield made
 
 
 @pytest.fixture(params=["fake", pytest.param("tmux", marks=pytest.mark.tmux), "herdr"])

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import copy
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from types import TracebackType
+from typing import TypeVar
 
 from cafleet.application.ports import (
     Activity,
@@ -27,6 +28,22 @@ from cafleet.domain.message import Message, MessageState, MessageType
 from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule
 from cafleet.domain.placement import Placement
 from cafleet.domain.skills import SkillInstall
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+def _insert(table: dict[K, V], key: K, row: V) -> None:
+    """A second row under one key is refused, as a primary key refuses it."""
+    if key in table:
+        raise ValueError(f"duplicate key {key!r}")
+    table[key] = row
+
+
+def _update(table: dict[K, V], key: K, row: V) -> None:
+    """Like UPDATE ... WHERE key: a row that was never added stays absent."""
+    if key in table:
+        table[key] = row
 
 
 @dataclass
@@ -59,7 +76,7 @@ class MemoryFleets:
         return self._t.fleets.get(fleet_id)
 
     def save(self, fleet: Fleet) -> None:
-        self._t.fleets[fleet.fleet_id] = fleet
+        _update(self._t.fleets, fleet.fleet_id, fleet)
 
     def list_live(self) -> list[Fleet]:
         return [f for f in self.list_all() if not f.is_deleted]
@@ -82,7 +99,7 @@ class MemoryAgents:
         return self._t.agents.get(agent_id)
 
     def save(self, agent: Agent) -> None:
-        self._t.agents[agent.agent_id] = agent
+        _update(self._t.agents, agent.agent_id, agent)
 
     def in_fleet(self, fleet_id: int, *, active_only: bool = True) -> list[Agent]:
         return sorted(
@@ -108,13 +125,13 @@ class MemoryPlacements:
         self._t = t
 
     def add(self, placement: Placement) -> None:
-        self._t.placements[placement.agent_id] = placement
+        _insert(self._t.placements, placement.agent_id, placement)
 
     def get(self, agent_id: int) -> Placement | None:
         return self._t.placements.get(agent_id)
 
     def save(self, placement: Placement) -> None:
-        self._t.placements[placement.agent_id] = placement
+        _update(self._t.placements, placement.agent_id, placement)
 
     def remove(self, agent_id: int) -> None:
         self._t.placements.pop(agent_id, None)
@@ -137,7 +154,7 @@ class MemoryMessages:
         return self._t.messages.get(task_id)
 
     def save(self, message: Message) -> None:
-        self._t.messages[message.task_id] = message
+        _update(self._t.messages, message.task_id, message)
 
     def pending_for(self, agent_id: int, limit: int | None = None) -> list[Message]:
         pending = sorted(
@@ -213,7 +230,9 @@ class MemoryMessages:
         found = [
             m
             for m in self._t.messages.values()
-            if m.origin_task_id == summary.task_id and not m.is_summary
+            if m.origin_task_id == summary.task_id
+            and m.from_agent_id == summary.from_agent_id
+            and not m.is_summary
         ]
         return sorted(found, key=lambda m: m.task_id)
 
@@ -236,9 +255,7 @@ class MemoryDeliveries:
 
     def add(self, delivery: Delivery) -> None:
         key = (delivery.task_id, delivery.recipient_agent_id, delivery.attempt)
-        if key in self._t.deliveries:
-            raise ValueError(f"duplicate delivery {key}")
-        self._t.deliveries[key] = delivery
+        _insert(self._t.deliveries, key, delivery)
 
     def get(self, task_id: int, recipient_agent_id: int) -> Delivery | None:
         attempts = [
@@ -249,9 +266,8 @@ class MemoryDeliveries:
         return max(attempts, key=lambda d: d.attempt, default=None)
 
     def save(self, delivery: Delivery) -> None:
-        self._t.deliveries[(delivery.task_id, delivery.recipient_agent_id, delivery.attempt)] = (
-            delivery
-        )
+        key = (delivery.task_id, delivery.recipient_agent_id, delivery.attempt)
+        _update(self._t.deliveries, key, delivery)
 
     def confirm(self, recipient_agent_id: int, task_ids: Sequence[int], at: datetime) -> int:
         wanted = set(task_ids)
@@ -280,7 +296,9 @@ class MemoryDeliveries:
 
     def announced_untaken(self, recipient_agent_id: int, since: datetime) -> list[int]:
         unread = {
-            task for task, m in self._t.messages.items() if m.state is MessageState.INPUT_REQUIRED
+            task
+            for task, m in self._t.messages.items()
+            if m.context_id == recipient_agent_id and m.state is MessageState.INPUT_REQUIRED
         }
         return sorted(
             {
@@ -330,13 +348,13 @@ class MemoryMonitor:
         self._t = t
 
     def enroll(self, schedule: MonitorSchedule) -> None:
-        self._t.schedules[schedule.agent_id] = schedule
+        _insert(self._t.schedules, schedule.agent_id, schedule)
 
     def get(self, agent_id: int) -> MonitorSchedule | None:
         return self._t.schedules.get(agent_id)
 
     def save(self, schedule: MonitorSchedule) -> None:
-        self._t.schedules[schedule.agent_id] = schedule
+        _update(self._t.schedules, schedule.agent_id, schedule)
 
     def unenroll(self, agent_id: int) -> None:
         self._t.schedules.pop(agent_id, None)
@@ -407,7 +425,9 @@ class MemoryUnitOfWork(UnitOfWork):
         assert self._tables is not None, "commit() outside the unit of work"
         if not self._write:
             raise RuntimeError("commit() on a read-only unit of work")
-        self._owner.tables = self._tables
+        # a copy: writes after commit() belong to the next transaction, published only by
+        # another commit, as a database connection begins a new one
+        self._owner.tables = copy.deepcopy(self._tables)
         self._owner.commits += 1
 
     def __exit__(

@@ -362,15 +362,13 @@ class SqlDeliveries:
 
     def for_tasks(self, task_ids: Sequence[int]) -> list[Delivery]:
         found: list[Delivery] = []
-        ids = list(task_ids)
+        ids = list(dict.fromkeys(task_ids))  # an id in two chunks would give its rows twice
         for start in range(0, len(ids), _IN_CHUNK):  # stay far below SQLite's variable limit
-            query = (
-                select(deliveries)
-                .where(deliveries.c.task_id.in_(ids[start : start + _IN_CHUNK]))
-                .order_by(deliveries.c.attempt)
+            query = select(deliveries).where(
+                deliveries.c.task_id.in_(ids[start : start + _IN_CHUNK])
             )
             found.extend(rows.delivery_from(r) for r in self._c.execute(query).mappings())
-        return found
+        return sorted(found, key=lambda d: d.attempt)  # across chunks too
 
     def announced_untaken(self, recipient_agent_id: int, since: datetime) -> list[int]:
         query = (

@@ -1,0 +1,49 @@
+"""The storage backends the UnitOfWork contract runs against, one builder per name.
+
+A builder takes a private directory and is a context manager yielding a
+UnitOfWorkFactory over an empty, migrated store; leaving it releases the store. The
+`store` fixture (conftest.py) runs every contract case once per entry of BUILDERS, so
+another implementation joins the contract with one function and one entry here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+
+from cafleet.adapters.fake.store import MemoryStore
+from cafleet.adapters.sqlite.engine import open_engine
+from cafleet.adapters.sqlite.schema import migrate
+from cafleet.adapters.sqlite.unit_of_work import SqlUnitOfWorkFactory
+from cafleet.application.ports import UnitOfWorkFactory
+from cafleet.domain.errors import CafleetError
+
+StoreBuilder = Callable[[Path], AbstractContextManager[UnitOfWorkFactory]]
+
+# What a store may raise when a write breaks a key (a second row under one primary key):
+# the fake refuses at once with ValueError, a database when its unit of work ends, as the
+# one-line CafleetError every driver error becomes.
+REFUSALS = (ValueError, CafleetError)
+
+
+@contextmanager
+def memory(_directory: Path) -> Iterator[UnitOfWorkFactory]:
+    yield MemoryStore()
+
+
+@contextmanager
+def sqlalchemy(directory: Path) -> Iterator[UnitOfWorkFactory]:
+    path = directory / "contract.db"
+    migrate(path)
+    engine = open_engine(path)
+    try:
+        yield SqlUnitOfWorkFactory(engine, path)
+    finally:
+        engine.dispose()
+
+
+BUILDERS: dict[str, StoreBuilder] = {
+    "memory": memory,
+    "sqlalchemy": sqlalchemy,
+}
