@@ -13,6 +13,7 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from cafleet.adapters.fake.store import MemoryStore
+from cafleet.adapters.sqlite.direct.unit_of_work import DirectUnitOfWorkFactory
 from cafleet.adapters.sqlite.engine import open_engine
 from cafleet.adapters.sqlite.schema import migrate
 from cafleet.adapters.sqlite.unit_of_work import SqlUnitOfWorkFactory
@@ -43,7 +44,20 @@ def sqlalchemy(directory: Path) -> Iterator[UnitOfWorkFactory]:
         engine.dispose()
 
 
+@contextmanager
+def direct(directory: Path) -> Iterator[UnitOfWorkFactory]:
+    """The standard library's sqlite3, on a file the Alembic migrations built."""
+    path = directory / "contract.db"
+    migrate(path)
+    factory = DirectUnitOfWorkFactory(path)
+    try:
+        yield factory
+    finally:
+        factory.close()
+
+
 BUILDERS: dict[str, StoreBuilder] = {
     "memory": memory,
     "sqlalchemy": sqlalchemy,
+    "direct": direct,
 }

@@ -20,6 +20,7 @@ from cafleet.adapters.sqlite.direct.statements import (
     select_all,
     update,
 )
+from cafleet.adapters.sqlite.direct.transaction import Transaction
 from cafleet.application.ports import (
     Activity,
     AgentRepository,
@@ -48,8 +49,8 @@ SENT = DeliveryState.SENT.value
 class _Sql:
     """A repository's statements on its unit of work's connection."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self._c = conn
+    def __init__(self, transaction: Transaction) -> None:
+        self._c = transaction
 
     def _run(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
         return self._c.execute(sql, params)
@@ -296,8 +297,10 @@ class DirectDeliveries(_Sql, DeliveryRepository):
         return [rows.delivery_from(r) for r in self._all(sql, [task_id])]
 
     def for_tasks(self, task_ids: Sequence[int]) -> list[Delivery]:
-        sql = f"{select_all('deliveries')} WHERE task_id IN ({{ids}}) ORDER BY attempt"
-        return [rows.delivery_from(r) for r in self._grouped(sql, task_ids)]
+        sql = f"{select_all('deliveries')} WHERE task_id IN ({{ids}})"
+        unique = list(dict.fromkeys(task_ids))  # an id in two chunks would give its rows twice
+        found = [rows.delivery_from(r) for r in self._grouped(sql, unique)]
+        return sorted(found, key=lambda d: d.attempt)  # across chunks too
 
     def announced_untaken(self, recipient_agent_id: int, since: datetime) -> list[int]:
         sql = (  # the recipient's unread messages (indexed) first, then their ledger

@@ -18,6 +18,7 @@ from cafleet.adapters.sqlite.direct.repositories import (
     DirectMonitor,
     DirectPlacements,
 )
+from cafleet.adapters.sqlite.direct.transaction import Transaction
 from cafleet.adapters.sqlite.errors import as_cafleet_error, is_driver_error, translated
 from cafleet.adapters.sqlite.transactions import REVISION_QUERY, begun, require_head
 from cafleet.application.ports import UnitOfWork, UnitOfWorkFactory
@@ -61,20 +62,26 @@ class DirectUnitOfWork(UnitOfWork):
 
     def __enter__(self) -> DirectUnitOfWork:
         conn = self._conn = begun(self._begin, write=self._write)
-        self.fleets = DirectFleets(conn)
-        self.agents = DirectAgents(conn)
-        self.placements = DirectPlacements(conn)
-        self.messages = DirectMessages(conn)
-        self.deliveries = DirectDeliveries(conn)
-        self.monitor = DirectMonitor(conn)
-        self.installs = DirectInstalls(conn)
+        transaction = self._transaction = Transaction(conn, self._begin_statement)
+        self.fleets = DirectFleets(transaction)
+        self.agents = DirectAgents(transaction)
+        self.placements = DirectPlacements(transaction)
+        self.messages = DirectMessages(transaction)
+        self.deliveries = DirectDeliveries(transaction)
+        self.monitor = DirectMonitor(transaction)
+        self.installs = DirectInstalls(transaction)
         return self
 
+    @property
+    def _begin_statement(self) -> str:
+        return WRITE_BEGIN if self._write else READ_BEGIN
+
     def _begin(self) -> sqlite3.Connection:
+        """A pooled connection inside a begun transaction (the write lock taken up front)."""
         with translated(self._path):
             conn = self._pool.take()
             try:
-                conn.execute(WRITE_BEGIN if self._write else READ_BEGIN)
+                conn.execute(self._begin_statement)
             except sqlite3.Error:
                 self._pool.give_back(conn)  # a refused BEGIN (busy) leaves it as it was
                 raise
@@ -86,7 +93,7 @@ class DirectUnitOfWork(UnitOfWork):
     def commit(self) -> None:
         assert self._conn is not None, "commit() outside the unit of work"
         with translated(self._path):
-            self._conn.execute("COMMIT")
+            self._transaction.commit()
 
     def __exit__(
         self,
