@@ -9,10 +9,10 @@ container.py, which wires the same constructors (docs/architecture.md).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from cafleet.settings import Settings
 
@@ -39,6 +39,25 @@ if TYPE_CHECKING:
     from cafleet.application.spawning import MemberSpawner
     from cafleet.application.teardown import PaneTeardown
     from cafleet.domain.agent_homes import AgentHomes
+
+T = TypeVar("T")
+
+
+class _Deferred:
+    """Stands in for an object that is built on first use; never for one that is checked
+    with isinstance."""
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self._make = make
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._make(), name)
+
+
+def deferred(make: Callable[[], T]) -> T:
+    """`make()`'s object, built when it is first used: a service takes all its collaborators,
+    but a command that reads the store must not import what only a pane would need."""
+    return cast(T, _Deferred(make))
 
 
 class Components:
@@ -159,7 +178,8 @@ class Components:
     def fleets(self) -> FleetService:
         from cafleet.application.fleets import FleetService
 
-        return FleetService(self.uow, self.clock, self.locator, self.teardown, self.pane_drivers)
+        teardown = deferred(lambda: self.teardown)  # only `fleet delete` closes panes
+        return FleetService(self.uow, self.clock, self.locator, teardown, self.pane_drivers)
 
     def member_panes(self) -> MemberPanes:
         from cafleet.application.member_panes import MemberPanes
@@ -248,7 +268,7 @@ class Components:
         return MessagingService(
             self.uow,
             self.clock,
-            self.notifier,
+            deferred(lambda: self.notifier),  # only a delivery builds the channels
             LazyLocks(lambda: self.pane_locks),  # a send to no pane needs no runtime directory
             self.settings.start_timeout + 30,
             max_body_bytes=self.settings.max_body_bytes,

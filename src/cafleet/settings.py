@@ -14,19 +14,23 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from cafleet.domain import bounds
-from cafleet.domain.agent_profiles import PROFILES, AgentProfiles, ProfileOverrides, ReadyRule
-from cafleet.domain.delivery import Channel
 from cafleet.domain.errors import Invalid
 from cafleet.domain.identity import AGENT_VARIABLE, SECRET_VARIABLE, MemberCredential
 from cafleet.domain.placement import CodingAgent, Multiplexer
+
+if TYPE_CHECKING:
+    from cafleet.domain.agent_profiles import AgentProfiles, ProfileOverrides, ReadyRule
+    from cafleet.domain.delivery import Channel
 
 T = TypeVar("T")
 
 AGENT_BACKENDS = tuple(agent.value for agent in CodingAgent)
 DEFAULT_START_TIMEOUT = 90.0
+# the per-agent variables (CAFLEET_<SETTING>_<AGENT>) that override a coding-agent profile
+PROFILE_SETTINGS = ("SUBMIT_DELAY", "AGENT_COMMANDS", "AGENT_ARGS", "READY_RULES", "CHANNELS")
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,8 @@ class Settings:
     @cached_property
     def profiles(self) -> AgentProfiles:
         """The coding-agent profiles with the user's overrides applied."""
+        from cafleet.domain.agent_profiles import AgentProfiles
+
         return AgentProfiles.resolved(self.agent_overrides)
 
     @staticmethod
@@ -73,7 +79,7 @@ class Settings:
             monitor_stall_interval=_read(
                 env, "CAFLEET_MONITOR_STALL_INTERVAL", 240, bounds.STALL_INTERVAL.parse_int
             ),
-            agent_overrides={agent: _overrides(env, agent) for agent in CodingAgent},
+            agent_overrides=_all_overrides(env),
             start_timeout=_read(
                 env,
                 "CAFLEET_START_TIMEOUT",
@@ -143,9 +149,21 @@ def _multiplexer(raw: str) -> str:
     return raw
 
 
+def _all_overrides(env: Mapping[str, str]) -> dict[CodingAgent, ProfileOverrides]:
+    """Each agent's overrides; none at all (and the profiles not even imported, which a hot
+    command that never types into a pane does not pay for) where no such variable is set."""
+    names = {f"CAFLEET_{setting}_{agent.value.upper()}" for setting in PROFILE_SETTINGS
+             for agent in CodingAgent}  # fmt: skip
+    if not any(env.get(name) for name in names):
+        return {}
+    return {agent: _overrides(env, agent) for agent in CodingAgent}
+
+
 def _overrides(env: Mapping[str, str], agent: CodingAgent) -> ProfileOverrides:
     """CAFLEET_SUBMIT_DELAY_, _AGENT_COMMANDS_, _AGENT_ARGS_, _READY_RULES_ and
     _CHANNELS_<AGENT>."""
+    from cafleet.domain.agent_profiles import ProfileOverrides
+
     suffix = agent.value.upper()
     delay = _read(env, f"CAFLEET_SUBMIT_DELAY_{suffix}", None, bounds.SUBMIT_DELAY.parse_float)
     rules = _read(env, f"CAFLEET_READY_RULES_{suffix}", None, _rules_for(agent))
@@ -170,6 +188,8 @@ def _arguments(raw: str) -> tuple[str, ...]:
 
 def _rules_for(agent: CodingAgent) -> Callable[[str], tuple[ReadyRule, ...]]:
     """A parser of readiness rules that accepts only those this agent can satisfy."""
+    from cafleet.domain.agent_profiles import PROFILES
+
     possible = {rule.value: rule for rule in PROFILES[agent].possible_rules}
 
     def parse(raw: str) -> tuple[ReadyRule, ...]:
@@ -184,6 +204,9 @@ def _rules_for(agent: CodingAgent) -> Callable[[str], tuple[ReadyRule, ...]]:
 def _channels_for(agent: CodingAgent) -> Callable[[str], tuple[Channel, ...]]:
     """A parser of delivery channels that accepts only this agent's; `keys` is always the
     last rung, so naming it alone switches the native channels off."""
+    from cafleet.domain.agent_profiles import PROFILES
+    from cafleet.domain.delivery import Channel
+
     possible = {channel.value: channel for channel in PROFILES[agent].possible_channels}
 
     def parse(raw: str) -> tuple[Channel, ...]:

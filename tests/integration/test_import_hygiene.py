@@ -17,6 +17,9 @@ HEAVY = (
     "pydantic",
     "pydantic_settings",
 )
+# standard modules a hot command has no use for that cost the most memory: OpenSSL's
+# libcrypto (through hashlib, hmac or secrets), and http.client with ssl and email
+COSTLY = ("_hashlib", "_ssl", "http", "email")
 # cafleet modules that would mean settings were read or the database was reached
 CAFLEET_BACKEND = ("cafleet.settings", "cafleet.composition", "cafleet.adapters.sqlite")
 
@@ -38,6 +41,7 @@ print(json.dumps({
     "stdout": out.getvalue(),
     "stderr": err.getvalue(),
     "heavy": sorted(m for m in sys.modules if m.split(".")[0] in heavy),
+    "costly": sorted(m for m in sys.modules if m.split(".")[0] in json.loads(sys.argv[4])),
     "backend": sorted(m for m in sys.modules if m.startswith(backend)),
 }))
 """
@@ -52,6 +56,7 @@ def probe(argv, env):
             json.dumps(argv),
             json.dumps(HEAVY),
             json.dumps(CAFLEET_BACKEND),
+            json.dumps(COSTLY),
         ],
         env=env,
         capture_output=True,
@@ -106,7 +111,8 @@ def test_the_hot_commands_run_on_the_standard_library_s_sqlite3(
     env, tmux, fleet, add_member, migrated
 ):
     """What an agent runs all day never imports SQLAlchemy, Alembic, pydantic, FastAPI or
-    dependency-injector: their imports cost more than the rest of the command."""
+    dependency-injector: their imports cost more than the rest of the command. Nor OpenSSL
+    or the HTTP client, which would be a third of its memory."""
     member = add_member(fleet)
     run_env = {**env, **tmux.env}
     ids = ["--fleet-id", str(fleet.fleet_id)]
@@ -129,7 +135,9 @@ def test_the_hot_commands_run_on_the_standard_library_s_sqlite3(
         result = probe(["--json", *argv], run_env)
         assert result["code"] == 0, (argv, result)
         assert result["heavy"] == [], (argv, result["heavy"])
+        assert result["costly"] == [], (argv, result["costly"])
     assert sent["heavy"] == []
+    assert sent["costly"] == []
     assert migrated.scalar("SELECT status_state FROM tasks WHERE task_id = ?", int(task)) == (
         "completed"
     )

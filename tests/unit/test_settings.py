@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from cafleet.domain.agent_profiles import PROFILES, LaunchContext, ProfileOverrides, ReadyRule
+from cafleet.domain.agent_profiles import PROFILES, LaunchContext, ReadyRule
 from cafleet.domain.delivery import Channel
 from cafleet.domain.errors import Invalid
 from cafleet.domain.placement import CodingAgent
@@ -43,7 +43,7 @@ def test_defaults() -> None:
     assert s.max_text_len == 200
     assert s.multiplexer is None
     assert s.monitor_stall_interval == 240
-    assert dict(s.agent_overrides) == {agent: ProfileOverrides() for agent in CodingAgent}
+    assert dict(s.agent_overrides) == {}  # no override set: every profile as it ships
     assert s.start_timeout == 90.0
     profiles = s.profiles
     assert {a: profiles[a].submit_delay for a in CodingAgent} == {

@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cafleet.adapters.pane_locks import runtime_directory
-from cafleet.adapters.tmux.driver import TmuxPaneDriver
 from cafleet.application.ports import PaneDriver, PaneDrivers
 from cafleet.domain.placement import Multiplexer
 
 if TYPE_CHECKING:
     from cafleet.adapters.herdr.driver import HerdrPaneDriver
+    from cafleet.adapters.tmux.driver import TmuxPaneDriver
 
 
 class SystemPaneDrivers(PaneDrivers):
@@ -26,8 +26,11 @@ class SystemPaneDrivers(PaneDrivers):
         self._herdr: dict[str, HerdrPaneDriver] = {}
 
     def __call__(self, backend: Multiplexer, socket: str | None) -> PaneDriver:
-        if backend is Multiplexer.TMUX:
-            return self._tmux.setdefault(socket, TmuxPaneDriver(socket))
+        if backend is Multiplexer.TMUX:  # imported on first use: it brings subprocess
+            from cafleet.adapters.tmux.driver import TmuxPaneDriver
+
+            tmux = self._tmux.get(socket)
+            return tmux or self._tmux.setdefault(socket, TmuxPaneDriver(socket))
         from cafleet.adapters.herdr.client import socket_path  # only a herdr fleet pays for it
         from cafleet.adapters.herdr.driver import HerdrPaneDriver
 

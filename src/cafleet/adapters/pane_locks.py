@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
@@ -27,7 +26,7 @@ def runtime_directory(env: Mapping[str, str]) -> Path:
     only while it (and $XDG_RUNTIME_DIR) is a directory of this user's that nobody else can
     enter. Anything else is refused with one line naming the path (Unavailable)."""
     base = env.get("XDG_RUNTIME_DIR")
-    path = Path(base, "cafleet") if base else Path(tempfile.gettempdir(), f"cafleet-{os.getuid()}")
+    path = Path(base, "cafleet") if base else Path(_temp_directory(), f"cafleet-{os.getuid()}")
     try:
         if base:
             private_directory(base)  # what XDG asks of it: the user's, mode 0700
@@ -38,6 +37,12 @@ def runtime_directory(env: Mapping[str, str]) -> Path:
         raise Unavailable(
             f"cannot create the runtime directory {path}: {exc.strerror or exc}"
         ) from None
+
+
+def _temp_directory() -> str:
+    import tempfile  # it brings shutil and the compression modules: only when needed
+
+    return tempfile.gettempdir()
 
 
 class FileLocks(PaneLocks):

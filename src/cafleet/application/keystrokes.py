@@ -10,12 +10,12 @@ The outcome is reported, never raised.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 
 from cafleet.application.ports import Clock, PaneDriver, PaneDrivers, PaneLocks, PushTarget
 from cafleet.domain.agent_profiles import TYPING_DIALOG_ROWS, AgentProfile, AgentProfiles
 from cafleet.domain.delivery import BEFORE_ENTER, PushOutcome, SkipReason
+from cafleet.domain.digests import sha256_hex
 from cafleet.domain.errors import CafleetError
 from cafleet.domain.panes import Key, PaneGone, PaneInfo, agent_check, ours
 from cafleet.domain.placement import CodingAgent
@@ -56,7 +56,7 @@ class Keystrokes:
 
 def lock_key(target: PushTarget) -> str:
     raw = f"{target.backend.value}\0{target.socket or ''}\0{target.pane_id}"
-    return hashlib.sha256(raw.encode()).hexdigest()[:32]
+    return sha256_hex(raw.encode())[:32]
 
 
 class KeystrokeSender:

@@ -6,7 +6,6 @@ never through the caller's environment.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -15,6 +14,7 @@ from cafleet.application.lookups import active_agent, refuse_deleted_fleet
 from cafleet.application.ports import Clock, PaneDrivers, PushTarget, UnitOfWork, UnitOfWorkFactory
 from cafleet.domain.agent import Agent
 from cafleet.domain.delivery import DeliveryState, PushOutcome, describe_skip
+from cafleet.domain.digests import sha256_hex
 from cafleet.domain.errors import Invalid, NotFound, Unavailable
 from cafleet.domain.panes import PaneGone, ours, strip_ansi
 
@@ -35,7 +35,7 @@ class Capture:
 
     @property
     def content_sha256(self) -> str:
-        return hashlib.sha256(self.content.encode()).hexdigest()
+        return sha256_hex(self.content.encode())
 
 
 def placed_agent(uow: UnitOfWork, fleet_id: int, agent_id: int, verb: str) -> PlacedAgent:

@@ -11,16 +11,18 @@ agent check to go by, so its pane is closed only while it runs the agent (or is 
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import timedelta
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
-from cafleet.application.keystrokes import Keystrokes, KeystrokeSender
 from cafleet.application.ports import Clock, PaneDrivers, PushTarget
 from cafleet.domain.delivery import DeliveryState, SkipReason
 from cafleet.domain.errors import CafleetError
 from cafleet.domain.panes import PaneInfo, ours
+
+if TYPE_CHECKING:  # the fleet service imports this module for `Closing`: not the sender
+    from cafleet.application.keystrokes import KeystrokeSender
 
 POLL_SECONDS = 0.5
 TAIL_LINES = 80
@@ -58,6 +60,8 @@ class PaneTeardown:
         """Type /exit into every pane at once, wait up to timeout, kill the rest."""
         if not targets:
             return []
+        from concurrent.futures import ThreadPoolExecutor  # it imports logging: when needed
+
         with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, len(targets))) as pool:
             first = list(pool.map(self._ask_to_exit, targets))
         waiting = [t for t, result in zip(targets, first, strict=True) if result is None]
@@ -74,6 +78,8 @@ class PaneTeardown:
 
     def _ask_to_exit(self, target: PushTarget) -> PaneClosing | None:
         """None when /exit was typed and the pane must be waited for."""
+        from cafleet.application.keystrokes import Keystrokes
+
         outcome = self._keystrokes.deliver(target, Keystrokes.exit_command())
         if outcome.state is DeliveryState.SENT:
             return None

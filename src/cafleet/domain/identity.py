@@ -9,11 +9,9 @@ another id by mistake or because a message told it to, not a determined local pr
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import secrets
 from dataclasses import dataclass, field
 
+from cafleet.domain.digests import same_text, sha256_hex
 from cafleet.domain.errors import Invalid
 
 SECRET_VARIABLE = "CAFLEET_MEMBER_SECRET"
@@ -22,12 +20,14 @@ _DIGEST_SCHEME = "sha256:"  # the secret has 256 random bits: a plain hash canno
 
 
 def new_secret() -> str:
+    import secrets  # only `member create` draws one
+
     return secrets.token_urlsafe(32)
 
 
 def secret_digest(secret: str) -> str:
     raw = secret.encode("utf-8", "surrogateescape")
-    return _DIGEST_SCHEME + hashlib.sha256(raw).hexdigest()
+    return _DIGEST_SCHEME + sha256_hex(raw)
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ class MemberCredential:
     secret: str = field(repr=False)
 
     def matches(self, digest: str | None) -> bool:
-        return digest is not None and hmac.compare_digest(secret_digest(self.secret), digest)
+        return digest is not None and same_text(secret_digest(self.secret), digest)
 
     def refuse_other(self, agent_id: int) -> None:
         """A member pane acts only as its own member."""
