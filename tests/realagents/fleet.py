@@ -4,6 +4,7 @@ it, and the store read as the WebUI reads it."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import time
@@ -70,6 +71,13 @@ class Fleet:
             "message", "send", "--fleet-id", str(self.fleet_id), "--agent-id",
             str(self.director), "--to", str(to), "--text", text,
         )  # fmt: skip
+
+    def send_task(self, to: int, text: str) -> int:
+        """Send, and the new message's task id."""
+        out = self.send(to, text)
+        found = re.search(r"^\[(\d+) \|", out, re.M)
+        assert found is not None, out
+        return int(found.group(1))
 
     def components(self) -> Components:
         """The services over this fleet's store, as the CLI composes them."""

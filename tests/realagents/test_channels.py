@@ -29,11 +29,6 @@ WATCHER = shlex.join([sys.executable, "-m", "cafleet.demo_agent"])  # the built-
 PREVIEW_TYPED = re.compile(r"^\s*(?:❯|>|┃)\s*\[cafleet msg", re.M)  # a preview in a prompt row
 
 
-def sent_task(fleet: Fleet, member: int, text: str) -> int:
-    out = fleet.send(member, text)
-    return int(re.search(r"^\[(\d+) \|", out, re.M).group(1))  # type: ignore[union-attr]
-
-
 @pytest.mark.parametrize("agent", sorted(NATIVE))
 def test_an_idle_member_takes_mail_through_its_own_channel(
     agent: str, fleet: Fleet, agent_tmux: Any
@@ -42,7 +37,7 @@ def test_an_idle_member_takes_mail_through_its_own_channel(
     member, pane = fleet.create_member(agent, "native")
     fleet.wait_for_status(member, "idle")  # its first turn is over
 
-    task = sent_task(fleet, member, "ping 1")
+    task = fleet.send_task(member, "ping 1")
     fleet.wait_for_texts({"pong 1"})
 
     assert fleet.attempts(task) == [(NATIVE[agent], "sent")]  # no keystroke attempt at all
@@ -73,7 +68,7 @@ def test_a_busy_member_takes_mail_at_its_turn_boundary_without_interruption(
     member = busy_member(fleet, agent_tmux, agent, "busy")
     fleet.wait_for_status(member, "working", timeout=10)
 
-    task = sent_task(fleet, member, "ping 2")
+    task = fleet.send_task(member, "ping 2")
     texts = fleet.wait_for_texts({"slept-ok", "pong 2"})
 
     assert texts.count("slept-ok") == 1  # the running tool finished: nothing interrupted it
@@ -91,7 +86,7 @@ def test_messages_to_a_busy_member_join_one_announcement_and_all_are_answered(
     require_agent(agent)
     member = busy_member(fleet, agent_tmux, agent, "burst")
 
-    tasks = [sent_task(fleet, member, f"ping {n}") for n in (31, 32, 33)]
+    tasks = [fleet.send_task(member, f"ping {n}") for n in (31, 32, 33)]
     texts = fleet.wait_for_texts({"slept-ok", "pong 31", "pong 32", "pong 33"})
 
     for n in (31, 32, 33):
@@ -116,7 +111,7 @@ def test_with_the_native_channel_off_keystrokes_deliver_and_the_ledger_names_the
     member, pane = fleet.create_member(agent, "typed")
     time.sleep(3)  # let the first turn end, so the preview is typed into an idle composer
 
-    task = sent_task(fleet, member, "ping 3")
+    task = fleet.send_task(member, "ping 3")
     fleet.wait_for_texts({"pong 3"})
 
     assert fleet.attempts(task) == [("keys", "sent")]
