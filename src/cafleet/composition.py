@@ -19,6 +19,7 @@ from cafleet.settings import Settings
 if TYPE_CHECKING:
     from cafleet.application.agent_status import AgentStatusReader
     from cafleet.application.fleets import FleetService
+    from cafleet.application.gathering import Gatherings
     from cafleet.application.keystrokes import KeystrokeSender
     from cafleet.application.lifecycle import MemberRemoval
     from cafleet.application.member_panes import MemberPanes
@@ -120,7 +121,15 @@ class Components:
             self.pane_locks,
             self.clock,
             self.settings.profiles,
+            self.gatherings,
         )
+
+    @cached_property
+    def gatherings(self) -> Gatherings:
+        """Shared by the sender and messaging: a broadcast's threads type as one batch."""
+        from cafleet.application.gathering import Gatherings
+
+        return Gatherings()
 
     @cached_property
     def launch_pads(self) -> LaunchPads:
@@ -273,6 +282,7 @@ class Components:
             self.settings.start_timeout + 30,
             max_body_bytes=self.settings.max_body_bytes,
             drains=DrainProcess(self.env),
+            gatherings=self.gatherings,
         )
 
     def members(self) -> MemberService:

@@ -31,6 +31,7 @@ from cafleet.application.admin import AdminService
 from cafleet.application.agent_status import AgentStatusReader
 from cafleet.application.channels import channel_ladder
 from cafleet.application.fleets import FleetService
+from cafleet.application.gathering import Gatherings
 from cafleet.application.herdr_channel import HerdrPromptChannel
 from cafleet.application.keystrokes import KeystrokeSender
 from cafleet.application.lifecycle import MemberRemoval
@@ -56,12 +57,14 @@ class Container(containers.DeclarativeContainer):
     clock = providers.Singleton(SystemClock)
     pane_drivers = providers.Singleton(SystemPaneDrivers)
     pane_locks = providers.Singleton(lambda env: FileLocks(runtime_directory(env)), environ)
+    gatherings = providers.Singleton(Gatherings)  # a broadcast's threads, met by the sender
     keystrokes = providers.Singleton(
         KeystrokeSender,
         pane_drivers,
         pane_locks,
         clock,
         settings.provided.profiles,
+        gatherings,
     )
     launch_pads = providers.Singleton(
         lambda env: RuntimeLaunchPads(runtime_directory(env)), environ
@@ -115,6 +118,7 @@ class Container(containers.DeclarativeContainer):
         notifier,
         pane_locks,
         max_body_bytes=settings.provided.max_body_bytes,
+        gatherings=gatherings,
     )
     members = providers.Factory(
         MemberService,

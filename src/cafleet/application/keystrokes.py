@@ -2,17 +2,35 @@
 
 Hold the pane's send lock, check that the pane runs the expected coding agent and
 shows no dialog, type or paste the text, wait the agent's submit delay, check
-again, press Enter. No Esc is ever sent first: every supported agent queues text
-that arrives mid-turn, while Esc would interrupt its work or answer a dialog. A
-failed step stops the sequence, so no Enter follows a failed text step or check.
-The outcome is reported, never raised.
+again, press Enter, and where the profile knows the composer, see that the text
+left it (else press Enter again, a bounded number of times). No Esc is ever sent
+first: every supported agent queues text that arrives mid-turn, while Esc would
+interrupt its work or answer a dialog. A failed step stops that pane's sequence, so
+no Enter follows a failed text step or check. The outcome is reported, never raised.
+
+Many panes go through the steps together (a broadcast, see `gathering`): every lock
+is taken, every pane checked, every text written, then ONE sleep of the longest
+submit delay, one more check of all and every Enter; on a driver with `PaneBatches`
+each step is one or a few multiplexer calls for all panes of its server.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field
 
-from cafleet.application.ports import Clock, PaneDriver, PaneDrivers, PaneLocks, PushTarget
+from cafleet.application.gathering import Gatherings
+from cafleet.application.pane_steps import steps_of
+from cafleet.application.ports import (
+    Clock,
+    PaneBatches,
+    PaneDriver,
+    PaneDrivers,
+    PaneLocks,
+    PushTarget,
+    Typing,
+)
 from cafleet.domain.agent_profiles import TYPING_DIALOG_ROWS, AgentProfile, AgentProfiles
 from cafleet.domain.delivery import BEFORE_ENTER, PushOutcome, SkipReason
 from cafleet.domain.digests import sha256_hex
@@ -25,6 +43,8 @@ SEND_LOCK_TIMEOUT_SECONDS = 30
 DIALOG_SCREEN_LINES = 40
 SHELL_IDLE_WAIT_SECONDS = 120  # how long a shell command waits for a turn to end
 SHELL_IDLE_POLL_SECONDS = 0.5
+SUBMIT_RETRIES = 2  # Enters pressed again for a text the composer still shows
+SUBMIT_CHECK_SECONDS = 0.1  # the agent's moment to take an Enter before its composer is read
 
 
 @dataclass(frozen=True)
@@ -59,6 +79,48 @@ def lock_key(target: PushTarget) -> str:
     return sha256_hex(raw.encode())[:32]
 
 
+Request = tuple[PushTarget, Keystrokes]
+
+
+@dataclass(eq=False)  # each job is its own key
+class _Job:
+    """One pane's way through the steps; `outcome` is set once its sequence stopped."""
+
+    target: PushTarget
+    keys: Keystrokes
+    written: str = ""
+    outcome: PushOutcome | None = None
+
+    @property
+    def pane(self) -> str:
+        return self.target.pane_id
+
+    def skip(self, reason: str) -> None:
+        self.outcome = PushOutcome.skipped(reason, self.target.backend.value, self.pane)
+
+    def fail(self, error: CafleetError) -> None:
+        if isinstance(error, PaneGone):
+            self.skip(SkipReason.PANE_GONE)
+        else:
+            self.outcome = PushOutcome.failed(error.message, self.target.backend.value, self.pane)
+
+
+@dataclass
+class _Server:
+    """The jobs whose panes live on one multiplexer server, and its steps."""
+
+    driver: PaneDriver
+    steps: PaneBatches
+    jobs: list[_Job] = field(default_factory=list)
+
+    def live(self) -> list[_Job]:
+        return [job for job in self.jobs if job.outcome is None]
+
+    def fail_all(self, error: CafleetError) -> None:
+        for job in self.live():
+            job.fail(error)
+
+
 class KeystrokeSender:
     def __init__(
         self,
@@ -66,11 +128,13 @@ class KeystrokeSender:
         locks: PaneLocks,
         clock: Clock,
         profiles: AgentProfiles,
+        gatherings: Gatherings | None = None,
     ) -> None:
         self._drivers = drivers
         self._locks = locks
         self._clock = clock
         self._profiles = profiles
+        self._gatherings = gatherings or Gatherings()
 
     def profile(self, target: PushTarget) -> AgentProfile:
         return self._profiles[target.coding_agent]
@@ -92,78 +156,217 @@ class KeystrokeSender:
         return self.profile(target).foreground_names
 
     def deliver(self, target: PushTarget, keys: Keystrokes) -> PushOutcome:
-        transport, pane = target.backend.value, target.pane_id
-        if not target.ready:  # a TUI still starting loses text or glues it to its prompt
-            return PushOutcome.skipped(SkipReason.AGENT_STARTING, transport, pane)
+        """Type into one pane; inside a gathering (a broadcast's threads), together with the
+        other panes of the gathering. A shell command waits for its own pane's turn alone."""
+        gathering = self._gatherings.current()
+        if gathering is not None and not keys.shell:
+            outcome: PushOutcome = gathering.submit((target, keys), self.deliver_many)
+            return outcome
+        return self.deliver_many([(target, keys)])[0]
+
+    def deliver_many(self, requests: Sequence[Request]) -> list[PushOutcome]:
+        """Each request's outcome, in order; the panes share the steps and one submit delay.
+        A pane named twice is typed into again after the first round (its lock is held)."""
+        seen: set[str] = set()
+        first: list[int] = []
+        again: list[int] = []
+        for index, (target, _) in enumerate(requests):
+            (again if lock_key(target) in seen else first).append(index)
+            seen.add(lock_key(target))
+        outcomes = dict(zip(first, self._round([requests[i] for i in first]), strict=True))
+        if again:
+            later = self.deliver_many([requests[i] for i in again])
+            outcomes.update(zip(again, later, strict=True))
+        return [outcomes[index] for index in range(len(requests))]
+
+    def _round(self, requests: Sequence[Request]) -> list[PushOutcome]:
+        jobs = [_Job(target, keys) for target, keys in requests]
+        for job in jobs:
+            if not job.target.ready:  # a TUI still starting loses text or glues it to its prompt
+                job.skip(SkipReason.AGENT_STARTING)
+        servers = self._servers([job for job in jobs if job.outcome is None])
+        for server in servers:
+            for job in server.live():
+                if job.keys.shell:
+                    self._guarded(
+                        server, [job], lambda s, js: self._await_shell_turn(s.driver, js[0])
+                    )
+        with ExitStack() as held:
+            self._lock_all(held, [job for s in servers for job in s.live()])
+            for server in servers:
+                self._guarded(server, server.live(), self._check_before_typing)
+                self._guarded(server, server.live(), self._write)
+            written = [job for server in servers for job in server.live()]
+            if written:
+                self._clock.sleep(max(self.profile(job.target).submit_delay for job in written))
+            for server in servers:
+                self._guarded(server, server.live(), self._check_before_enter)
+                self._guarded(server, server.live(), self._press_enter)
+            self._verify_submit(servers)
+        return [job.outcome or PushOutcome.sent(job.target.backend.value, job.pane) for job in jobs]
+
+    def _servers(self, jobs: Sequence[_Job]) -> list[_Server]:
+        servers: dict[tuple[str, str | None], _Server] = {}
+        for job in jobs:
+            where = (job.target.backend.value, job.target.socket)
+            if where not in servers:
+                try:
+                    driver = self._drivers(job.target.backend, job.target.socket)
+                except CafleetError as exc:
+                    job.fail(exc)
+                    continue
+                servers[where] = _Server(driver, steps_of(driver))
+            servers[where].jobs.append(job)
+        return list(servers.values())
+
+    def _guarded(self, server: _Server, jobs: list[_Job], step: _Step) -> None:
+        """Run one step for these jobs; an error the whole step met stops each of them."""
+        if not jobs:
+            return
         try:
-            driver = self._drivers(target.backend, target.socket)
-            if keys.shell:
-                self._await_shell_turn(driver, target)
-            with self._locks.hold(lock_key(target), SEND_LOCK_TIMEOUT_SECONDS):
-                problem = self._typing_problem(driver, target, keys)
-                if problem is not None:
-                    return PushOutcome.skipped(problem, transport, pane)
-                if keys.bracketed:
-                    driver.paste_text(pane, self._pasted(target, keys.text))
-                else:
-                    driver.type_text(pane, keys.text)
-                self._clock.sleep(self.profile(target).submit_delay)
-                problem = self._typing_problem(driver, target, keys)
-                if problem == SkipReason.AGENT_BUSY:  # a turn began while typing: the
-                    self._await_shell_turn(driver, target)  # composer keeps the text
-                    problem = self._typing_problem(driver, target, keys)
-                if problem is not None:  # the agent left or a dialog opened: no Enter
-                    return PushOutcome.skipped(problem + BEFORE_ENTER, transport, pane)
-                driver.send_keys(pane, Key.ENTER)
-        except TimeoutError:
-            return PushOutcome.failed(
-                f"send lock timeout after {SEND_LOCK_TIMEOUT_SECONDS}s", transport, pane
-            )
-        except PaneGone:
-            return PushOutcome.skipped(SkipReason.PANE_GONE, transport, pane)
+            step(server, jobs)
         except CafleetError as exc:
-            return PushOutcome.failed(exc.message, transport, pane)
-        return PushOutcome.sent(transport, pane)
+            for job in jobs:
+                if job.outcome is None:
+                    job.fail(exc)
+
+    def _lock_all(self, held: ExitStack, jobs: Sequence[_Job]) -> None:
+        """Take each pane's send lock, in one order for every process (no deadlock)."""
+        for job in sorted(jobs, key=lambda j: lock_key(j.target)):
+            try:
+                held.enter_context(
+                    self._locks.hold(lock_key(job.target), SEND_LOCK_TIMEOUT_SECONDS)
+                )
+            except TimeoutError:
+                job.outcome = PushOutcome.failed(
+                    f"send lock timeout after {SEND_LOCK_TIMEOUT_SECONDS}s",
+                    job.target.backend.value,
+                    job.pane,
+                )
+
+    def _check_before_typing(self, server: _Server, jobs: list[_Job]) -> None:
+        for job, problem in self._problems(server, jobs).items():
+            job.skip(problem)
+
+    def _check_before_enter(self, server: _Server, jobs: list[_Job]) -> None:
+        """No Enter where the agent left or a dialog opened; a turn that began while a shell
+        command was typed is waited out (the composer keeps the text), then checked again."""
+        for job, found in self._problems(server, jobs).items():
+            problem: str | None = found
+            if found == SkipReason.AGENT_BUSY:
+                self._await_shell_turn(server.driver, job)
+                problem = self._problems(server, [job]).get(job)
+            if problem is not None:
+                job.skip(problem + BEFORE_ENTER)
+
+    def _write(self, server: _Server, jobs: list[_Job]) -> None:
+        for job in jobs:
+            job.written = (
+                self._pasted(job.target, job.keys.text) if job.keys.bracketed else job.keys.text
+            )
+        typings = [Typing(job.pane, job.written, job.keys.bracketed) for job in jobs]
+        failures = server.steps.write_all(typings)
+        for job in jobs:
+            if job.pane in failures:
+                job.fail(failures[job.pane])
+
+    def _press_enter(self, server: _Server, jobs: list[_Job]) -> None:
+        failures = server.steps.press_all([job.pane for job in jobs], Key.ENTER)
+        for job in jobs:
+            if job.pane in failures:
+                job.fail(failures[job.pane])
+
+    def _verify_submit(self, servers: Sequence[_Server]) -> None:
+        """Where the profile knows the composer: a text it still shows a moment after Enter
+        (the agent dropped the Enter) gets Enter again, checked as before, up to
+        SUBMIT_RETRIES times. A text still shown after that is left to the agent (the outcome
+        stays sent). No pause is taken where every composer emptied at once."""
+        watched = [
+            (s, [j for j in s.live() if self.profile(j.target).composer_marks]) for s in servers
+        ]
+        for _ in range(SUBMIT_RETRIES):
+            watched = [(s, self._still_in_composer(s, jobs)) for s, jobs in watched]
+            if any(jobs for _, jobs in watched):
+                self._clock.sleep(SUBMIT_CHECK_SECONDS)
+                watched = [(s, self._still_in_composer(s, jobs)) for s, jobs in watched]
+            if not any(jobs for _, jobs in watched):
+                return
+            for server, jobs in watched:
+                self._guarded(server, jobs, self._check_before_enter)
+                self._guarded(server, [j for j in jobs if j.outcome is None], self._press_enter)
+            watched = [(s, [j for j in jobs if j.outcome is None]) for s, jobs in watched]
+
+    def _still_in_composer(self, server: _Server, jobs: list[_Job]) -> list[_Job]:
+        if not jobs:
+            return []
+        try:
+            screens = server.steps.captures([job.pane for job in jobs], DIALOG_SCREEN_LINES)
+        except CafleetError:  # Enter was pressed: a screen that cannot be read is left be
+            return []
+        return [
+            job
+            for job in jobs
+            if isinstance(screen := screens.get(job.pane), str)
+            and self.profile(job.target).composer_holds(screen, job.written)
+        ]
 
     def _pasted(self, target: PushTarget, text: str) -> str:
         """The text itself where the agent enabled bracketed paste; otherwise its line
         breaks would submit each line, so it goes as one line."""
         return text if self.profile(target).bracketed_paste else one_line(text)
 
-    def _await_shell_turn(self, driver: PaneDriver, target: PushTarget) -> None:
+    def _await_shell_turn(self, driver: PaneDriver, job: _Job) -> None:
         """Wait (bounded) for a running turn to end where the agent would drop a shell
         command typed during it; the check under the lock reports a turn still running."""
-        profile = self.profile(target)
+        profile = self.profile(job.target)
         if not profile.shell_busy_signs:
             return
         waited = 0.0
         while waited < SHELL_IDLE_WAIT_SECONDS and profile.busy_for_shell(
-            driver.capture(target.pane_id, DIALOG_SCREEN_LINES)
+            driver.capture(job.pane, DIALOG_SCREEN_LINES)
         ):
             self._clock.sleep(SHELL_IDLE_POLL_SECONDS)
             waited += SHELL_IDLE_POLL_SECONDS
 
-    def _typing_problem(
-        self, driver: PaneDriver, target: PushTarget, keys: Keystrokes
-    ) -> str | None:
-        """Why nothing may be typed now: the pane is not the one recorded (pane-gone), does
-        not run the agent, shows a dialog, or (for a shell command) runs a turn that would
-        drop it.
+    def _problems(self, server: _Server, jobs: list[_Job]) -> dict[_Job, str]:
+        """Why nothing may be typed now, per job that must not: the pane is not the one
+        recorded (pane-gone), does not run the agent, shows a dialog, or (for a shell
+        command) runs a turn that would drop it. Jobs whose screen cannot be read fail.
 
         Words of the text itself (in the composer once pasted) never count as a dialog.
         """
-        pane = target.pane_id
-        problem = self.agent_problem(target, driver.pane(pane))
-        if problem is not None:
-            return problem
-        profile = self.profile(target)
-        busy_matters = keys.shell and bool(profile.shell_busy_signs)
-        if not profile.dialog_signs and not busy_matters:
-            return None
-        screen = driver.capture(pane, DIALOG_SCREEN_LINES)
-        sign = profile.dialog_on(screen, ignoring=keys.text, rows=TYPING_DIALOG_ROWS)
+        problems: dict[_Job, str] = {}
+        infos = server.steps.panes_of([job.pane for job in jobs])
+        for job in jobs:
+            problem = self.agent_problem(job.target, infos.get(job.pane))
+            if problem is not None:
+                problems[job] = problem
+        screened = [j for j in jobs if j not in problems and self._screen_matters(j)]
+        if not screened:
+            return problems
+        screens = server.steps.captures([job.pane for job in screened], DIALOG_SCREEN_LINES)
+        for job in screened:
+            screen = screens.get(job.pane)
+            if isinstance(screen, CafleetError):
+                job.fail(screen)
+                continue
+            problem = self._screen_problem(job, screen or "")
+            if problem is not None:
+                problems[job] = problem
+        return problems
+
+    def _screen_matters(self, job: _Job) -> bool:
+        profile = self.profile(job.target)
+        return bool(profile.dialog_signs) or (job.keys.shell and bool(profile.shell_busy_signs))
+
+    def _screen_problem(self, job: _Job, screen: str) -> str | None:
+        profile = self.profile(job.target)
+        sign = profile.dialog_on(screen, ignoring=job.keys.text, rows=TYPING_DIALOG_ROWS)
         if sign is not None:
             return SkipReason.dialog(sign)
-        if busy_matters and profile.busy_for_shell(screen):
+        if job.keys.shell and profile.shell_busy_signs and profile.busy_for_shell(screen):
             return SkipReason.AGENT_BUSY
         return None
+
+
+_Step = Callable[[_Server, list[_Job]], None]

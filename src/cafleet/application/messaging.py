@@ -8,12 +8,15 @@ second short transaction. A push failure never loses the message.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from cafleet.application.delivery_queue import QUEUE_WAIT_SECONDS, DeliveryQueue
+from cafleet.application.gathering import Gathering, Gatherings
 from cafleet.application.identity import history_reader, verified_actor
 from cafleet.application.lookups import (
     active_agent,
@@ -43,7 +46,8 @@ from cafleet.domain.identity import MemberCredential
 from cafleet.domain.message import Message, broadcast_summary, unicast
 from cafleet.domain.placement import Placement
 
-BROADCAST_PUSH_WORKERS = 8
+# a thread per recipient up to this many, so one gathering types into all panes at once
+BROADCAST_PUSH_WORKERS = 128
 START_WAIT_SECONDS = 120.0  # longer than a member's start-up may take (CAFLEET_START_TIMEOUT)
 START_POLL_SECONDS = 0.25
 
@@ -102,8 +106,10 @@ class MessagingService:
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         queue_wait: float = QUEUE_WAIT_SECONDS,
         drains: QueueDrains | None = None,
+        gatherings: Gatherings | None = None,
     ) -> None:
         self._uow = uow
+        self._gatherings = gatherings  # shared with the keystroke sender: None, no batching
         self._clock = clock
         self._queue = DeliveryQueue(uow, clock, notifier, locks, queue_wait)
         self._drains = drains  # None: rows left queued are delivered before returning
@@ -280,12 +286,7 @@ class MessagingService:
         jobs = [p for p in planned if p.target is not None]
         if not jobs:
             return [p.delivery for p in planned]
-        if len(jobs) == 1:
-            results = [self._deliver(jobs[0])]
-        else:
-            workers = min(BROADCAST_PUSH_WORKERS, len(jobs))
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                results = list(pool.map(self._deliver, jobs))
+        results = [self._deliver(jobs[0])] if len(jobs) == 1 else self._deliver_together(jobs)
         left = [
             job.delivery.recipient_agent_id
             for job, (_, rows_left) in zip(jobs, results, strict=True)
@@ -298,6 +299,34 @@ class MessagingService:
                 self._drains.start(left)
         settled = {id(job): row for job, (row, _) in zip(jobs, results, strict=True)}
         return [settled.get(id(p), p.delivery) for p in planned]
+
+    def _deliver_together(self, jobs: list[_Planned]) -> list[tuple[Delivery, bool]]:
+        """Each row through its own pane's queue, in threads that form one gathering: the
+        rows that reach the keystroke rung are typed as one batch, with one submit delay."""
+        workers = min(BROADCAST_PUSH_WORKERS, len(jobs))
+        gathering: Gathering[object, object] = Gathering(workers)
+        results: list[tuple[Delivery, bool] | None] = [None] * len(jobs)
+        todo = iter(list(enumerate(jobs)))
+        guard = threading.Lock()
+
+        def work() -> None:
+            with self._membership(gathering):
+                while True:
+                    with guard:
+                        item = next(todo, None)
+                    if item is None:
+                        return
+                    results[item[0]] = self._deliver(item[1])
+
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            for running in [pool.submit(work) for _ in range(workers)]:
+                running.result()
+        return [result for result in results if result is not None]
+
+    def _membership(self, gathering: Gathering[object, object]) -> AbstractContextManager[None]:
+        if self._gatherings is None:
+            return nullcontext()
+        return self._gatherings.member(gathering)
 
     def drain_queued(self, recipients: Sequence[int]) -> None:
         """Deliver what is queued for these recipients' panes (see delivery_queue)."""

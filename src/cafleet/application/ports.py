@@ -18,6 +18,7 @@ from typing import Protocol, runtime_checkable
 from cafleet.domain.agent import Agent
 from cafleet.domain.agent_status import HookEvent, StatusReport
 from cafleet.domain.delivery import Delivery, PushOutcome
+from cafleet.domain.errors import CafleetError
 from cafleet.domain.fleet import Fleet
 from cafleet.domain.message import Message
 from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule
@@ -422,6 +423,38 @@ class ScreenWaits(Protocol):
         """True as soon as one of the pane's last `lines` lines shows one of `texts`,
         compared as `letters_and_digits` does; False when `timeout` seconds pass first.
         Raises PaneGone for a missing pane."""
+        ...
+
+
+@dataclass(frozen=True)
+class Typing:
+    """Text for one pane: pasted (bracketed, line breaks kept) or typed as literal keys."""
+
+    pane_id: str
+    text: str
+    paste: bool
+
+
+@runtime_checkable
+class PaneBatches(Protocol):
+    """Optional driver capability: the keystroke steps for many panes in a few multiplexer
+    calls. Each step answers per pane: a pane that fails never stops the others. Without it,
+    the same steps run pane by pane."""
+
+    def panes_of(self, pane_ids: Sequence[str]) -> dict[str, PaneInfo | None]:
+        """Each pane as `pane()` reports it (None: gone), from one listing of the server."""
+        ...
+
+    def captures(self, pane_ids: Sequence[str], lines: int) -> dict[str, str | CafleetError]:
+        """Each pane's last `lines` lines as `capture()` gives them, or why not."""
+        ...
+
+    def write_all(self, typings: Sequence[Typing]) -> dict[str, CafleetError]:
+        """Type or paste each text into its pane, no Enter; the panes that failed, and why."""
+        ...
+
+    def press_all(self, pane_ids: Sequence[str], key: Key) -> dict[str, CafleetError]:
+        """Press `key` in each pane; the panes that failed, and why."""
         ...
 
 

@@ -44,6 +44,10 @@ DIALOG_ROWS = 15  # a start-up screen: the whole dialog
 # While the agent works, a dialog ends the screen with its keys line ("Esc to cancel"), and
 # the messages CAFleet typed stay above the composer: only the last rows may count.
 TYPING_DIALOG_ROWS = 3
+# the composer sits at the bottom, under at most a few status rows
+COMPOSER_ROWS = 6
+COMPOSER_MARK_LENGTH = 16  # letters and digits of a text's start: "[cafleet msg 12 from 3"
+_BORDERS = " \t│┃|"
 
 # Claude Code hook events recorded in a member's event file; "prompt" means the agent took a
 # prompt, which is what readiness waits for.
@@ -202,6 +206,9 @@ class AgentProfile:
     # lower-case bottom-row text of a running turn, for an agent that drops a `!` shell
     # command typed then (the others queue it or run it at once)
     shell_busy_signs: tuple[str, ...] = ()
+    # what starts the composer's row (after any border), so a text still waiting there after
+    # Enter can be told from the same text submitted above it; empty: cannot tell
+    composer_marks: tuple[str, ...] = ()
     session_variables: tuple[str, ...] = ()  # set by the agent for its tools; never inherited
     extra_args: tuple[str, ...] = ()
     exit_text: str = "/exit"
@@ -277,6 +284,18 @@ class AgentProfile:
         (the text being typed, shown in the composer) contains is not a dialog's.
         """
         return _sign_at_bottom(self.dialog_signs, screen, ignoring, rows)
+
+    def composer_holds(self, screen: str, text: str) -> bool:
+        """Whether the composer (the lowest row that starts with a composer mark, among the
+        last COMPOSER_ROWS non-blank rows) still shows the start of `text`: Enter was lost."""
+        mark = letters_and_digits(text)[:COMPOSER_MARK_LENGTH]
+        if not self.composer_marks or not mark:
+            return False
+        rows = [row.strip(_BORDERS) for row in screen.splitlines() if row.strip(_BORDERS)]
+        for row in reversed(rows[-COMPOSER_ROWS:]):
+            if row.startswith(self.composer_marks):
+                return mark in letters_and_digits(row)
+        return False
 
     def busy_for_shell(self, screen: str) -> bool:
         """Whether the screen shows a turn during which the agent drops a shell command."""
@@ -428,6 +447,7 @@ PROFILES: Mapping[CodingAgent, AgentProfile] = {
             "do you want to proceed",
             "esc to cancel",
         ),
+        composer_marks=("❯",),  # the composer's row: `❯ TEXT`
         session_variables=("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SSE_PORT"),
         notes="dontAsk with an allow rule for cafleet; hooks report state and take mail",
         channels=(Channel.CLAUDE_HOOK,),
@@ -455,6 +475,7 @@ PROFILES: Mapping[CodingAgent, AgentProfile] = {
             "incompatible feature settings",
             "press enter to confirm or esc to cancel",  # a command, edit or permission approval
         ),
+        composer_marks=("›",),  # `› TEXT`, or its placeholder `› Ask Codex to do anything`
         session_variables=("CODEX_SANDBOX", "CODEX_SANDBOX_NETWORK_DISABLED", "CODEX_THREAD_ID"),
         notes="no daemon, no login shell; workspace-write sandbox that reaches tmux and the db",
         channels=(Channel.CODEX_QUEUE,),

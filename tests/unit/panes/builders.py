@@ -22,10 +22,11 @@ from cafleet.adapters.fake.pane_driver import FakePane, FakePaneDriver, FakePane
 from cafleet.adapters.fake.store import MemoryStore
 from cafleet.adapters.notify.pane import PaneNotifier
 from cafleet.application.fleets import FleetCreated, FleetService
+from cafleet.application.gathering import Gatherings
 from cafleet.application.keystrokes import KeystrokeSender
 from cafleet.application.lifecycle import MemberRemoval
 from cafleet.application.member_panes import MemberPanes
-from cafleet.application.messaging import MessagingService
+from cafleet.application.messaging import START_WAIT_SECONDS, MessagingService
 from cafleet.application.ports import PaneLocks, PushTarget
 from cafleet.application.spawning import MemberSpawner, SpawnContext
 from cafleet.application.teardown import PaneTeardown
@@ -270,6 +271,7 @@ class PaneRig:
     locks: PaneLocks = field(default_factory=ThreadLocks)
     pads: FakeLaunchPads = field(default_factory=FakeLaunchPads)
     backend: Multiplexer = Multiplexer.TMUX  # the Director's multiplexer, so the members'
+    gatherings: Gatherings = field(default_factory=Gatherings)  # a broadcast's, for the sender
 
     def __post_init__(self) -> None:
         self.driver = ScriptedDriver(self.backend)
@@ -278,7 +280,9 @@ class PaneRig:
     # -- services
 
     def keystrokes(self, locks: PaneLocks | None = None) -> KeystrokeSender:
-        return KeystrokeSender(self.drivers, locks or self.locks, self.clock, self.profiles())
+        return KeystrokeSender(
+            self.drivers, locks or self.locks, self.clock, self.profiles(), self.gatherings
+        )
 
     def profiles(self) -> AgentProfiles:
         return profiles_with(
@@ -302,9 +306,10 @@ class PaneRig:
         self, max_text_len: int = 200, start_wait: float | None = None
     ) -> MessagingService:
         notifier = PaneNotifier(self.keystrokes(), max_text_len)
-        if start_wait is None:
-            return MessagingService(self.store, self.clock, notifier, ThreadLocks())
-        return MessagingService(self.store, self.clock, notifier, ThreadLocks(), start_wait)
+        wait = START_WAIT_SECONDS if start_wait is None else start_wait
+        return MessagingService(
+            self.store, self.clock, notifier, ThreadLocks(), wait, gatherings=self.gatherings
+        )
 
     def spawner(
         self,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 
 from cafleet.adapters.notify.pane import PaneNotifier
@@ -11,7 +9,7 @@ from cafleet.application.ports import Announcement
 from cafleet.domain.delivery import DeliveryState, PushOutcome
 from cafleet.domain.message import MessageState
 
-from .builders import ENTER, START, PaneRig, TimedOutLocks, paste, target
+from .builders import ENTER, START, SUBMIT_DELAYS, PaneRig, TimedOutLocks, paste, target
 
 HEADER_TS = "2026-01-01T08:00:00.000000+00:00"
 
@@ -201,43 +199,18 @@ def test_nudge_types_the_preview_into_the_directors_pane(rig: PaneRig) -> None:
 # --------------------------------------------------------------------------- broadcast
 
 
-class ConcurrencyGate:
-    """Holds each paste until `wanted` pastes are in flight at once (bounded wait).
-
-    If pushes ran one at a time, the first wait would time out, the gate would open for
-    everyone, and `peak` would stay at 1.
-    """
-
-    def __init__(self, wanted: int, timeout: float = 5.0) -> None:
-        self.wanted = wanted
-        self.timeout = timeout
-        self.active = 0
-        self.peak = 0
-        self._lock = threading.Lock()
-        self._open = threading.Event()
-
-    def __call__(self, pane_id: str, text: str) -> None:
-        with self._lock:
-            self.active += 1
-            self.peak = max(self.peak, self.active)
-            if self.active >= self.wanted:
-                self._open.set()
-        if not self._open.wait(self.timeout):
-            self._open.set()
-        with self._lock:
-            self.active -= 1
-
-
-def test_broadcast_to_20_placed_members_pushes_all_eight_at_a_time(rig: PaneRig) -> None:
+def test_broadcast_to_20_placed_members_types_into_all_at_once_with_one_delay(
+    rig: PaneRig,
+) -> None:
     made = rig.fleet()
     members = [rig.member(made, f"m{n}") for n in range(20)]
-    gate = ConcurrencyGate(wanted=8)
-    rig.driver.before_paste = gate
 
     result = rig.messaging().broadcast(made.fleet.fleet_id, made.director.agent_id, "sync up")
 
     assert (result.recipients, result.delivered) == (20, 20)
-    assert gate.peak == 8
+    assert rig.clock.slept == [SUBMIT_DELAYS["claude"]]
+    assert rig.driver.batches.count("write_all") == 1
+    assert rig.driver.batches.count("press_all") == 1
     rows = [row for d in result.deliveries for row in rig.deliveries(d.task_id)]
     assert sorted(r.recipient_agent_id for r in rows) == sorted(m.agent_id for m in members)
     assert {(r.state, r.transport) for r in rows} == {("sent", "tmux")}
@@ -245,6 +218,20 @@ def test_broadcast_to_20_placed_members_pushes_all_eight_at_a_time(rig: PaneRig)
         assert member.pane is not None
         [submitted] = member.pane.submitted()
         assert submitted.endswith("\nsync up")
+
+
+def test_broadcasts_reach_each_pane_in_the_order_they_were_sent(rig: PaneRig) -> None:
+    made = rig.fleet()
+    members = [rig.member(made, f"m{n}") for n in range(5)]
+    service = rig.messaging()
+
+    for text in ("first", "second", "third"):
+        service.broadcast(made.fleet.fleet_id, made.director.agent_id, text)
+
+    for member in members:
+        assert member.pane is not None
+        endings = [turn.rsplit("\n", 1)[-1] for turn in member.pane.submitted()]
+        assert endings == ["first", "second", "third"]
 
 
 def test_broadcast_records_each_recipients_own_outcome(rig: PaneRig) -> None:

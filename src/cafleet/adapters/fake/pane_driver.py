@@ -10,8 +10,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
-from cafleet.application.ports import PaneDriver, PaneDrivers, PaneLocks
-from cafleet.domain.errors import Unavailable
+from cafleet.application.pane_steps import OneByOne
+from cafleet.application.ports import PaneBatches, PaneDriver, PaneDrivers, PaneLocks, Typing
+from cafleet.domain.errors import CafleetError, Unavailable
 from cafleet.domain.panes import Key, PaneGone, PaneInfo, PromptAnswer, without_escapes
 from cafleet.domain.placement import Multiplexer
 
@@ -45,7 +46,7 @@ class FakePane:
         return turns
 
 
-class FakePaneDriver(PaneDriver):
+class FakePaneDriver(PaneDriver, PaneBatches):
     def __init__(self, backend: Multiplexer = Multiplexer.TMUX) -> None:
         self.backend = backend
         self.panes: dict[str, FakePane] = {}
@@ -54,6 +55,7 @@ class FakePaneDriver(PaneDriver):
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self.calls = 0
+        self.batches: list[str] = []  # each batched step asked, by name, like one tmux call
         self._epoch = uuid.uuid4().hex  # what tells one server's panes from a later one's
 
     def restart(self) -> None:
@@ -129,6 +131,23 @@ class FakePaneDriver(PaneDriver):
         if info is None or pane is None or info.dead:
             return info
         return replace(info, argv=pane.argv)
+
+    # the batched steps: pane by pane underneath, each recorded as one call
+    def panes_of(self, pane_ids: Sequence[str]) -> dict[str, PaneInfo | None]:
+        self.batches.append("panes_of")
+        return OneByOne(self).panes_of(pane_ids)
+
+    def captures(self, pane_ids: Sequence[str], lines: int) -> dict[str, str | CafleetError]:
+        self.batches.append("captures")
+        return OneByOne(self).captures(pane_ids, lines)
+
+    def write_all(self, typings: Sequence[Typing]) -> dict[str, CafleetError]:
+        self.batches.append("write_all")
+        return OneByOne(self).write_all(typings)
+
+    def press_all(self, pane_ids: Sequence[str], key: Key) -> dict[str, CafleetError]:
+        self.batches.append("press_all")
+        return OneByOne(self).press_all(pane_ids, key)
 
     def claim(self, pane_id: str) -> str:
         pane = self._existing(pane_id)

@@ -4,6 +4,11 @@ No shell is involved anywhere. Known tmux pitfalls handled here: a trailing `;`
 is a command separator (sent as `\\;`), one command is capped near 16 KiB (text
 is chunked), `display-message` succeeds for missing panes (never used for
 liveness), and a one-element command runs through the shell (refused).
+
+The batched steps (`PaneBatches`) chain the commands of many panes with `;` into one call,
+each pane's followed by a `display-message` mark: tmux stops a chain at its first failing
+command, so the marks printed tell which panes were done, and the chain resumes after the
+pane that failed.
 """
 
 from __future__ import annotations
@@ -16,13 +21,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 
 from cafleet.adapters.foreground import foreground_argv
-from cafleet.application.ports import PaneDriver
+from cafleet.application.ports import PaneBatches, PaneDriver, Typing
 from cafleet.domain.errors import CafleetError, Unavailable
 from cafleet.domain.panes import Key, PaneGone, PaneInfo, PromptAnswer
 from cafleet.domain.placement import Multiplexer, PaneLocation
 
 TIMEOUT_SECONDS = 5
 CHUNK_BYTES = 8 * 1024  # one tmux command is capped near 16 KiB
+CHAIN_BYTES = 12 * 1024  # so is a chain of them: the arguments of one call stay under this
 MARKER_OPTION = "@cafleet-pane"  # a pane option: it lives and dies with its pane and server
 # the server's pid and start, the pane's first process and CAFleet's marker: a pane of a
 # later server that reuses the id differs in all of them
@@ -35,7 +41,7 @@ _GONE_SIGNS = ("can't find pane", "no such pane", "can't find window")
 _UNREACHABLE_SIGNS = ("no server running", "error connecting to", "failed to connect")
 
 
-class TmuxPaneDriver(PaneDriver):
+class TmuxPaneDriver(PaneDriver, PaneBatches):
     backend = Multiplexer.TMUX
 
     def __init__(self, socket: str | None = None, binary: str | None = None) -> None:
@@ -87,10 +93,7 @@ class TmuxPaneDriver(PaneDriver):
     def capture(self, pane_id: str, lines: int, *, ansi: bool = False) -> str:
         flags = ["-e"] if ansi else []
         screen = self._run("capture-pane", "-p", *flags, "-t", pane_id, "-S", f"-{lines}")
-        rows = screen.split("\n")
-        while rows and not rows[-1].strip():
-            rows.pop()
-        return "\n".join(rows[-lines:])
+        return _trimmed(screen, lines)
 
     def list_panes(self) -> dict[str, PaneInfo]:
         return _parse_panes(self._run("list-panes", "-a", "-F", PANE_FORMAT))
@@ -106,6 +109,87 @@ class TmuxPaneDriver(PaneDriver):
                 argv = None if info.dead else foreground_argv(pid)
                 return replace(info, argv=argv)
         return None
+
+    def panes_of(self, pane_ids: Sequence[str]) -> dict[str, PaneInfo | None]:
+        wanted = set(pane_ids)
+        found = {
+            info.pane_id: replace(info, argv=None if info.dead else foreground_argv(pid))
+            for info, pid in _pane_rows(self._run("list-panes", "-a", "-F", PANE_FORMAT))
+            if info.pane_id in wanted
+        }
+        return {pane: found.get(pane) for pane in pane_ids}
+
+    def captures(self, pane_ids: Sequence[str], lines: int) -> dict[str, str | CafleetError]:
+        done, failed = self._chained(
+            [(pane, [["capture-pane", "-p", "-t", pane, "-S", f"-{lines}"]]) for pane in pane_ids]
+        )
+        return {**{pane: _trimmed(screen, lines) for pane, screen in done.items()}, **failed}
+
+    def write_all(self, typings: Sequence[Typing]) -> dict[str, CafleetError]:
+        failures: dict[str, CafleetError] = {}
+        chained: list[tuple[str, list[list[str]]]] = []
+        buffers: dict[str, str] = {}
+        for typing in typings:
+            if len(typing.text.encode()) > CHUNK_BYTES:  # too long for a chain: on its own
+                try:
+                    write = self.paste_text if typing.paste else self.type_text
+                    write(typing.pane_id, typing.text)
+                except CafleetError as exc:
+                    failures[typing.pane_id] = exc
+            elif typing.paste:
+                buffer = buffers[typing.pane_id] = f"cafleet-{uuid.uuid4().hex}"
+                chained.append(
+                    (
+                        typing.pane_id,
+                        [
+                            ["set-buffer", "-b", buffer, "--", typing.text],
+                            ["paste-buffer", "-p", "-r", "-d", "-b", buffer, "-t", typing.pane_id],
+                        ],
+                    )
+                )
+            else:
+                chained.append(
+                    (typing.pane_id, [["send-keys", "-t", typing.pane_id, "-l", "--", typing.text]])
+                )
+        _, failed = self._chained(chained)
+        for pane in failed.keys() & buffers.keys():
+            with contextlib.suppress(CafleetError):  # do not leave the buffer behind
+                self._run("delete-buffer", "-b", buffers[pane])
+        return {**failures, **failed}
+
+    def press_all(self, pane_ids: Sequence[str], key: Key) -> dict[str, CafleetError]:
+        _, failed = self._chained(
+            [(pane, [["send-keys", "-t", pane, KEY_NAMES[key]]]) for pane in pane_ids]
+        )
+        return failed
+
+    def _chained(
+        self, steps: Sequence[tuple[str, list[list[str]]]]
+    ) -> tuple[dict[str, str], dict[str, CafleetError]]:
+        """Each pane's commands, many panes per call: what each printed, and the panes that
+        failed (gone). Any other failure (the server unreachable) is raised."""
+        token = uuid.uuid4().hex
+        printed: dict[str, str] = {}
+        failed: dict[str, CafleetError] = {}
+        todo = list(steps)
+        while todo:
+            batch = _fitting(todo, token)
+            argv: list[str] = []
+            for index, (_, commands) in enumerate(batch):
+                for command in [*commands, ["display-message", "-p", f"{token}:{index}"]]:
+                    argv += [*map(_escape_trailing_semicolon, command), ";"]
+            code, stdout, stderr = self._call(argv[:-1])
+            outputs = _marked(stdout, token)
+            for (pane, _), output in zip(batch, outputs, strict=False):
+                printed[pane] = output
+            todo = todo[len(outputs) :]
+            if code != 0 and len(outputs) < len(batch):
+                pane = todo.pop(0)[0]
+                error = self._error(batch[len(outputs)][1][-1][0], stderr, code, pane)
+                if not isinstance(error, PaneGone):
+                    raise error
+                failed[pane] = error
+        return printed, failed
 
     def claim(self, pane_id: str) -> str:
         info = self.pane(pane_id)
@@ -149,15 +233,19 @@ class TmuxPaneDriver(PaneDriver):
             self._run("select-layout", "-t", window_id, "main-vertical")
 
     def _run(self, subcommand: str, *args: str, stdin: str | None = None) -> str:
+        code, stdout, stderr = self._call(
+            [subcommand, *map(_escape_trailing_semicolon, args)], stdin
+        )
+        if code == 0:
+            return stdout
+        pane = args[args.index("-t") + 1] if "-t" in args else "?"
+        raise self._error(subcommand, stderr, code, pane)
+
+    def _call(self, args: Sequence[str], stdin: str | None = None) -> tuple[int, str, str]:
         binary = self._binary or shutil.which("tmux")
         if binary is None:
             raise Unavailable("tmux binary not found on PATH")
-        argv = [
-            binary,
-            *(["-S", self._socket] if self._socket else []),
-            subcommand,
-            *map(_escape_trailing_semicolon, args),
-        ]
+        argv = [binary, *(["-S", self._socket] if self._socket else []), *args]
         try:
             done = subprocess.run(
                 argv,
@@ -168,18 +256,19 @@ class TmuxPaneDriver(PaneDriver):
                 check=False,
             )
         except subprocess.TimeoutExpired:
-            raise Unavailable(f"tmux {subcommand} timed out after {TIMEOUT_SECONDS}s") from None
-        if done.returncode == 0:
-            return done.stdout
-        reason = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[0]
+            raise Unavailable(f"tmux {args[0]} timed out after {TIMEOUT_SECONDS}s") from None
+        return done.returncode, done.stdout, done.stderr
+
+    def _error(self, subcommand: str, stderr: str, code: int, pane: str) -> CafleetError:
+        reason = (stderr.strip().splitlines() or [f"exit status {code}"])[0]
         lowered = reason.lower()
         if any(sign in lowered for sign in _GONE_SIGNS):
-            raise PaneGone(args[args.index("-t") + 1] if "-t" in args else "?")
+            return PaneGone(pane)
         if any(sign in lowered for sign in _UNREACHABLE_SIGNS):
-            raise Unavailable(
+            return Unavailable(
                 f"cannot reach the tmux server at {self._socket or 'default'}: {reason}"
             )
-        raise Unavailable(f"tmux {subcommand} failed: {reason}")
+        return Unavailable(f"tmux {subcommand} failed: {reason}")
 
 
 def _escape_trailing_semicolon(arg: str) -> str:
@@ -202,6 +291,40 @@ def _chunks(text: str, limit: int) -> Iterator[str]:
                 end += 1
         yield data[start:end].decode()
         start = end
+
+
+def _trimmed(screen: str, lines: int) -> str:
+    rows = screen.split("\n")
+    while rows and not rows[-1].strip():
+        rows.pop()
+    return "\n".join(rows[-lines:])
+
+
+def _fitting(
+    todo: Sequence[tuple[str, list[list[str]]]], token: str
+) -> list[tuple[str, list[list[str]]]]:
+    """The first panes' steps whose arguments fit one call (at least one pane's)."""
+    size, taken = 0, 0
+    for _, commands in todo:
+        size += sum(len(arg.encode()) + 1 for command in commands for arg in command)
+        size += len(token) + 40  # its mark
+        if taken and size > CHAIN_BYTES:
+            break
+        taken += 1
+    return list(todo[:taken])
+
+
+def _marked(stdout: str, token: str) -> list[str]:
+    """What each pane's commands printed, up to each mark (`token:index`) printed."""
+    outputs: list[str] = []
+    current: list[str] = []
+    for line in stdout.split("\n"):
+        if line == f"{token}:{len(outputs)}":
+            outputs.append("\n".join(current))
+            current = []
+        else:
+            current.append(line)
+    return outputs
 
 
 def _pane_rows(listing: str) -> Iterator[tuple[PaneInfo, int]]:
