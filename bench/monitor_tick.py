@@ -177,8 +177,16 @@ def clear_schedules(database: Path, agent_ids: Sequence[int], *, ours: bool) -> 
         conn.close()
 
 
-def register_ours(fleet_id: int, director_id: int, panes: Sequence[str]) -> list[int]:
-    """Ordinary members on the given panes, written through the package's unit of work."""
+def register_ours(
+    fleet_id: int,
+    director_id: int,
+    panes: Sequence[str],
+    coding_agent: str = "custom",
+    commands: Sequence[str] = ("sleep",),
+    ready: bool = False,
+) -> list[int]:
+    """Ordinary members on the given panes, written through the package's unit of work;
+    `ready`: as if their agent had been seen ready (so a push types at once)."""
     settings_mod: Any = importlib.import_module("cafleet.settings")
     composition: Any = importlib.import_module("cafleet.composition")
     agent_mod: Any = importlib.import_module("cafleet.domain.agent")
@@ -202,10 +210,12 @@ def register_ours(fleet_id: int, director_id: int, panes: Sequence[str]) -> list
                     session=director.session,
                     window_id=director.window_id,
                     pane_id=pane,
-                    coding_agent=placement_mod.CodingAgent.CUSTOM,
+                    coding_agent=placement_mod.CodingAgent(coding_agent),
                     created_at=now,
                     socket=director.socket,
-                    agent_commands=("sleep",),
+                    agent_commands=tuple(commands),
+                    ready_at=now if ready else None,
+                    ready_rule="wait" if ready else None,
                 )
             )
             uow.monitor.enroll(monitor_mod.MonitorSchedule(agent_id, MEMBER_INTERVAL))
@@ -396,7 +406,13 @@ def fleet_ids(out: str) -> tuple[int, int]:
 
 
 def prepare_ours(
-    impl: Impl, env: dict[str, str], database: Path, base: list[str], size: int, demo: list[str]
+    impl: Impl,
+    env: dict[str, str],
+    database: Path,
+    base: list[str],
+    size: int,
+    demo: list[str],
+    member_argv: Callable[[int], Sequence[str]] = lambda _: ("sleep", "3600"),
 ) -> Prepared:
     cli = impl.cafleet
     run([*cli, "setup", "db"], env)
@@ -410,13 +426,19 @@ def prepare_ours(
          "--coding-agent", "custom", "--agent-command", shlex.join(demo), "--text", "watch"],
         env,
     )  # fmt: skip
-    panes = [new_window(base, env, "sleep", "3600") for _ in range(size)]
+    panes = [new_window(base, env, *member_argv(n)) for n in range(size)]
     how = "watcher by `member create --role monitor`; members through the unit of work"
     return Prepared(impl, env, database, fleet_id, director_id, base, panes, how=how)
 
 
 def prepare_upstream(
-    impl: Impl, env: dict[str, str], database: Path, base: list[str], size: int, demo: list[str]
+    impl: Impl,
+    env: dict[str, str],
+    database: Path,
+    base: list[str],
+    size: int,
+    demo: list[str],
+    member_argv: Callable[[int], Sequence[str]] = lambda _: ("sleep", "3600"),
 ) -> Prepared:
     cli = impl.cafleet
     run([*cli, "setup", "db"], env)
@@ -437,7 +459,7 @@ def prepare_upstream(
         extra={"CAFLEET_FLEET_ID": str(fleet_id), "CAFLEET_AGENT_ID": str(watcher_id)},
     )
     add_upstream_placement(database, watcher_id, director_id, director, watcher_pane, now)
-    panes = [new_window(base, env, "sleep", "3600") for _ in range(size)]
+    panes = [new_window(base, env, *member_argv(n)) for n in range(size)]
     member_ids = []
     for n, pane in enumerate(panes, start=1):
         agent_id = add_upstream_agent(database, fleet_id, f"member-{n}", None, now)
