@@ -180,7 +180,10 @@ def results_table(samples: Samples) -> str:
                 wall = median_of(rows, "wall_ms") / median_of(upstream, "wall_ms")
                 ratio = f"{wall:.2f}x"
                 if min(done) >= 0 and min(r["all_submitted_ms"] for r in upstream) >= 0:
-                    ratio += f", {median_of(rows, 'all_submitted_ms') / median_of(upstream, 'all_submitted_ms'):.2f}x"  # noqa: E501
+                    done_ratio = median_of(rows, "all_submitted_ms") / median_of(
+                        upstream, "all_submitted_ms"
+                    )
+                    ratio += f", {done_ratio:.2f}x"
             lines.append(
                 f"| {size} | {impl} | {statistics.median(walls):.0f} | {min(walls):.0f}"
                 f" | {max(walls):.0f} | {shown}"
@@ -287,7 +290,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 version = mt.run([*impl.cafleet, "--version"], env).stdout.strip()
                 machine.append(
                     f"- {impl.label}: {version} on Python {mt.python_version(impl.python, env)}"
-                )  # noqa: E501
+                )
         except (mt.BenchError, pl.BenchError) as exc:
             print(f"benchmark failed: {exc}", file=sys.stderr)
             return 1

@@ -186,11 +186,11 @@ def test_the_built_in_profiles() -> None:
 
     assert facts == {
         CodingAgent.CLAUDE: (
-            ("claude",), 0.2, (ReadyRule.HOOK, ReadyRule.SCREEN, ReadyRule.WAIT), 20.0,
+            ("claude",), 0.05, (ReadyRule.HOOK, ReadyRule.SCREEN, ReadyRule.WAIT), 20.0,
         ),
-        CodingAgent.CODEX: (("codex", "node"), 0.3, (ReadyRule.SCREEN, ReadyRule.WAIT), 20.0),
+        CodingAgent.CODEX: (("codex", "node"), 0.05, (ReadyRule.SCREEN, ReadyRule.WAIT), 20.0),
         CodingAgent.OPENCODE: (
-            ("opencode", "node", "bun"), 0.3, (ReadyRule.HTTP, ReadyRule.WAIT), 45.0,
+            ("opencode", "node", "bun"), 0.1, (ReadyRule.HTTP, ReadyRule.WAIT), 45.0,
         ),
         CodingAgent.CUSTOM: ((), 0.2, (ReadyRule.WAIT,), 0.5),
     }  # fmt: skip
@@ -414,7 +414,7 @@ def test_overrides_replace_only_what_they_set() -> None:
         1.5, CODEX.foreground_names, CODEX.ready_rules,
     )  # fmt: skip
     assert profiles[CodingAgent.OPENCODE] == OPENCODE
-    assert PROFILES[CodingAgent.CLAUDE].submit_delay == 0.2  # the built-ins stay as they are
+    assert PROFILES[CodingAgent.CLAUDE].submit_delay == 0.05  # the built-ins stay as they are
 
 
 def test_a_dialog_sign_quoted_in_the_transcript_above_is_not_a_dialog() -> None:

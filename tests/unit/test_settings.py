@@ -47,7 +47,7 @@ def test_defaults() -> None:
     assert s.start_timeout == 90.0
     profiles = s.profiles
     assert {a: profiles[a].submit_delay for a in CodingAgent} == {
-        CLAUDE: 0.2, CODEX: 0.3, OPENCODE: 0.3, CUSTOM: 0.2,
+        CLAUDE: 0.05, CODEX: 0.05, OPENCODE: 0.1, CUSTOM: 0.2,
     }  # fmt: skip
     assert {a: profiles[a].foreground_names for a in CodingAgent} == {
         CLAUDE: ("claude",),
@@ -87,7 +87,7 @@ def test_empty_values_mean_the_default() -> None:
 
     assert s.database_path == Path("/home/tester/.local/share/cafleet/cafleet_v2.db")
     assert (s.max_text_len, s.broker_port, s.start_timeout) == (200, 8000, 90.0)
-    assert s.profiles[CODEX].submit_delay == 0.3
+    assert s.profiles[CODEX].submit_delay == 0.05
     assert s.profiles[CODEX].extra_args == ()
     assert s.profiles[CLAUDE].foreground_names == ("claude",)
     assert s.profiles[CLAUDE].ready_rules == PROFILES[CLAUDE].ready_rules

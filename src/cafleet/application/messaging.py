@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -317,6 +316,8 @@ class MessagingService:
                     if item is None:
                         return
                     results[item[0]] = self._deliver(item[1])
+
+        from concurrent.futures import ThreadPoolExecutor  # it imports logging: when needed
 
         with ThreadPoolExecutor(max_workers=workers) as pool:
             for running in [pool.submit(work) for _ in range(workers)]:

@@ -438,7 +438,7 @@ PROFILES: Mapping[CodingAgent, AgentProfile] = {
     CodingAgent.CLAUDE: AgentProfile(
         CodingAgent.CLAUDE,
         foreground_names=("claude",),
-        submit_delay=0.2,
+        submit_delay=0.05,  # Enter right after the paste was taken in every trial; verified
         ready_rules=(ReadyRule.HOOK, ReadyRule.SCREEN, ReadyRule.WAIT),
         wait_fallback_seconds=20.0,
         dialog_signs=(
@@ -464,7 +464,7 @@ PROFILES: Mapping[CodingAgent, AgentProfile] = {
     CodingAgent.CODEX: AgentProfile(
         CodingAgent.CODEX,
         foreground_names=("codex", "node"),  # `codex` on PATH is a node wrapper
-        submit_delay=0.3,
+        submit_delay=0.05,  # as for claude: the composer is checked after Enter
         ready_rules=(ReadyRule.SCREEN, ReadyRule.WAIT),
         wait_fallback_seconds=20.0,
         script_names=("codex.js",),  # the package's script, run by node directly
@@ -486,7 +486,9 @@ PROFILES: Mapping[CodingAgent, AgentProfile] = {
     CodingAgent.OPENCODE: AgentProfile(
         CodingAgent.OPENCODE,
         foreground_names=("opencode", "node", "bun"),
-        submit_delay=0.3,
+        # its composer cannot be told from the transcript (both are `┃` rows) for a while
+        # after Enter, so no check: a margin over the 0 s that worked in every trial
+        submit_delay=0.1,
         # not SCREEN: opencode shows the spawn prompt in its composer before it takes it
         ready_rules=(ReadyRule.HTTP, ReadyRule.WAIT),
         wait_fallback_seconds=45.0,

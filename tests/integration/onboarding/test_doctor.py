@@ -354,7 +354,7 @@ def test_doctor_shows_what_runs_for_each_agent(installed):
         "    ready by: hook, screen, wait",
         "    delivers: claude-hook, then herdr-prompt (on herdr), then keys",
         "    in front: claude",
-        "    submit:   0.2s after the text",
+        "    submit:   0.05s after the text, then checked",
         f"  codex: {codex}",
         f"    runs:     {codex} --no-daemon --ask-for-approval never --sandbox workspace-write"
         " -c allow_login_shell=false -c sandbox_workspace_write.network_access=true"
@@ -362,13 +362,13 @@ def test_doctor_shows_what_runs_for_each_agent(installed):
         "    ready by: screen, wait",
         "    delivers: codex-queue, then herdr-prompt (on herdr), then keys",
         "    in front: codex, node",
-        "    submit:   0.3s after the text",
+        "    submit:   0.05s after the text, then checked",
         "  opencode: not found on PATH",
         "    runs:     opencode --agent cafleet --port '<free port>' --prompt '<prompt>'",
         "    ready by: http, wait",
         "    delivers: opencode-http, then herdr-prompt (on herdr), then keys",
         "    in front: opencode, node, bun",
-        "    submit:   0.3s after the text",
+        "    submit:   0.1s after the text",
     ]
 
 
@@ -382,9 +382,10 @@ def test_doctor_json_lists_each_agent_profile(installed):
     for agent in agents:
         assert list(agent) == [
             "coding_agent", "binary", "argv", "foreground_names", "ready_rules", "channels",
-            "submit_delay", "notes",
+            "submit_delay", "submit_checked", "notes",
         ]  # fmt: skip
         assert isinstance(agent["notes"], str) and agent["notes"]
+    assert [a["submit_checked"] for a in agents] == [True, True, False]  # opencode: no check
     claude, codex, opencode = agents
     assert claude["binary"] is None
     assert claude["argv"] == [
@@ -394,7 +395,7 @@ def test_doctor_json_lists_each_agent_profile(installed):
     assert (claude["foreground_names"], claude["ready_rules"], claude["submit_delay"]) == (
         ["claude"],
         ["hook", "screen", "wait"],
-        0.2,
+        0.05,
     )
     assert codex["binary"] is None
     assert codex["argv"][-2:] == ["--", "<prompt>"]
@@ -402,7 +403,7 @@ def test_doctor_json_lists_each_agent_profile(installed):
     assert (codex["foreground_names"], codex["ready_rules"], codex["submit_delay"]) == (
         ["codex", "node"],
         ["screen", "wait"],
-        0.3,
+        0.05,
     )
     assert opencode["binary"] == str(bin_dir / "opencode")
     assert opencode["argv"] == [
@@ -412,7 +413,7 @@ def test_doctor_json_lists_each_agent_profile(installed):
     assert (opencode["foreground_names"], opencode["ready_rules"], opencode["submit_delay"]) == (
         ["opencode", "node", "bun"],
         ["http", "wait"],
-        0.3,
+        0.1,
     )
 
 

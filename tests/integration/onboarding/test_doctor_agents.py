@@ -100,7 +100,7 @@ def test_doctor_text_says_where_each_agent_is_or_that_it_is_missing(
     assert "  codex: not found on PATH" in text
     runs = next(line for line in text.splitlines() if line.strip().startswith("runs:"))
     assert shlex.split(runs.split(":", 1)[1])[0] == str(claude)
-    assert "submit:   0.2s after the text" in text
+    assert "submit:   0.05s after the text, then checked" in text
 
 
 def test_doctor_says_which_agent_binaries_are_on_path_and_what_to_do_next(

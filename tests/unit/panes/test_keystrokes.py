@@ -162,9 +162,9 @@ def test_submit_delay_follows_the_recipients_coding_agent(
 @pytest.mark.parametrize(
     ("coding_agent", "command", "delay"),
     [
-        (CodingAgent.CLAUDE, "claude", 0.2),
-        (CodingAgent.CODEX, "codex", 0.3),
-        (CodingAgent.OPENCODE, "opencode", 0.3),
+        (CodingAgent.CLAUDE, "claude", 0.05),
+        (CodingAgent.CODEX, "codex", 0.05),
+        (CodingAgent.OPENCODE, "opencode", 0.1),
         (CodingAgent.CUSTOM, "demo-agent", 0.2),
     ],
 )

@@ -154,6 +154,7 @@ def _agents(components: Components) -> list[dict[str, Any]]:
             "ready_rules": [rule.value for rule in profile.ready_rules],
             "channels": [channel.value for channel in profile.ladder],
             "submit_delay": profile.submit_delay,
+            "submit_checked": bool(profile.composer_marks),  # Enter again if the text stayed
             "notes": profile.notes,
         })  # fmt: skip
     return agents
@@ -263,7 +264,7 @@ def _text(report: dict[str, Any]) -> str:
                     ("ready by", ", ".join(a["ready_rules"])),
                     ("delivers", ", then ".join(map(_channel_words, a["channels"]))),
                     ("in front", ", ".join(a["foreground_names"])),
-                    ("submit", f"{a['submit_delay']:g}s after the text"),
+                    ("submit", _submit_words(a)),
                 ],
                 10,
                 indent="    ",
@@ -275,3 +276,8 @@ def _text(report: dict[str, Any]) -> str:
     lines.append(labelled(found, width, indent="  "))
     lines.append(f"next: {report['next']}")
     return "\n".join(lines)
+
+
+def _submit_words(agent: dict[str, Any]) -> str:
+    words = f"{agent['submit_delay']:g}s after the text"
+    return words + ", then checked" if agent["submit_checked"] else words
