@@ -52,7 +52,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OURS = REPO_ROOT / ".venv" / "bin" / "cafleet"
 DEFAULT_DOCS = REPO_ROOT / "docs" / "benchmarks.md"
 UPSTREAM_VERSION = "0.17.1"
-OUR_CLAUDE_DELAY = "0.2"  # the claude profile's default
+OUR_CLAUDE_DELAY = "0.05"  # the claude profile's default
 UPSTREAM_SUBMIT_DELAY = "0.12"  # upstream 0.17.1's fixed pause between text and Enter
 START_MARK = "<!-- push-latency:start -->"
 END_MARK = "<!-- push-latency:end -->"
@@ -692,8 +692,9 @@ is satisfied as in the CLI-latency section.
 `cafleet message send` is started; the latency ends when the recipient program reads the
 submitting Enter, and the send process's own wall time is shown next to it. Ours uses the
 recipient's per-backend submit delay: `CAFLEET_SUBMIT_DELAY_CUSTOM` (default 0.2 s, also 0)
-for the demo agent, `CAFLEET_SUBMIT_DELAY_CLAUDE` for the fake `claude` (default 0.2 s, and
-0.12 s, upstream's fixed pause, for the like-for-like row). The demo agent polls and
+for the demo agent, `CAFLEET_SUBMIT_DELAY_CLAUDE` for the fake `claude` (default 0.05 s, and
+0.12 s, upstream's fixed pause, for the like-for-like row; the fake echoes nothing, so the
+look at its composer after Enter never presses Enter again). The demo agent polls and
 acknowledges every preview, so the script waits for that ACK before the next push. Expected
 shape: process start-up + one short transaction + the pane check (foreground and, for claude,
 a screen read for dialogs) + the paste + the submit delay + the same check + Enter (ours; no
@@ -708,7 +709,8 @@ the first attempt that fails and ends at the next one that succeeds, so its reso
 probe's interval (printed with the results; a loaded machine stretches it) and a stretch
 shorter than that can go unseen. Nothing else writes during a broadcast, so the stretches are
 the broadcast's own write transactions: ours stores the messages in one transaction, commits,
-pushes up to 8 previews at a time, then records the outcomes in a second short transaction;
+types all previews together (one submit delay for all), then records the outcomes in short
+transactions of their own;
 upstream types every preview, one after the other, inside its single write transaction.
 "delivered" is the command's own count; "panes that got the Enter" comes from the fake
 agents' logs.

@@ -7,7 +7,7 @@ shipped submit delays, or with the delays given, and writes what each agent did 
 
 Usage (from the repository root)::
 
-    python3 bench/submit_trials.py [--trials 100] [--delay SECONDS] [--write]
+    .venv/bin/python bench/submit_trials.py [--trials 100] [--delay SECONDS] [--write]
 
 Nothing here asserts on timings: it measures and reports (the test itself fails on a lost or
 doubled submit, which the table then shows).
@@ -99,7 +99,7 @@ def render(rows: list[dict[str, object]], args: argparse.Namespace) -> str:
             f"| {agent} | {delay} s | {row['previews']} | {row['lost']} | {row['twice']}"
             f" | {ms(row['median_s'])} | {ms(row['p90_s'])} | {ms(row['max_s'])} |"  # type: ignore[arg-type]
         )
-    command = f"python3 bench/submit_trials.py --trials {args.trials}"
+    command = f".venv/bin/python bench/submit_trials.py --trials {args.trials}"
     if args.delay is not None:
         command += f" --delay {args.delay:g}"
     return "\n".join(
