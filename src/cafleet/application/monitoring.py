@@ -18,6 +18,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 
 from cafleet.application.agent_status import AgentStatusReader
+from cafleet.application.background import Background
 from cafleet.application.keystrokes import Keystrokes, KeystrokeSender
 from cafleet.application.lookups import active_agent, refuse_deleted_fleet
 from cafleet.application.ports import (
@@ -102,6 +103,7 @@ class _FleetView:
 
 
 Sweep = dict[tuple[str, str | None], dict[str, PaneInfo]]  # (backend, socket) -> panes
+Server = tuple[Multiplexer, str | None]
 
 
 def _fleet_not_found(fleet_id: int) -> NotFound:
@@ -134,6 +136,7 @@ class MonitorService:
         self._drains = drains
         self._confirmed: set[tuple[int, int]] = set()  # (agent, task) recorded by this loop
         self._notified: set[int] = set()  # members blocked since their notification
+        self._listed: set[Server] = set()  # the servers the last tick listed pane by pane
 
     # --- the runtime slot ------------------------------------------------------------
 
@@ -175,6 +178,7 @@ class MonitorService:
             ):
                 return TickReport(stop=Stop.DISPLACED)
             uow.commit()
+        early = self._list_early()
         with self._uow() as uow:
             view = self._view(uow, fleet)
             unread = uow.messages.pending_counts([t.agent.agent_id for t in view.targets])
@@ -182,7 +186,7 @@ class MonitorService:
         if stranded:
             assert self._drains is not None
             self._drains.start(stranded)
-        panes, states = self._sweep(view)
+        panes, states = self._sweep(view, early)
         self._add_agent_states(view, panes, states, unread)
         self._record_receipts(view)
         now = self._clock.now()
@@ -268,19 +272,32 @@ class MonitorService:
             view.targets.append(_Target(agent, kind.value, placement, schedule))
         return view
 
-    def _sweep(self, view: _FleetView) -> tuple[Sweep, dict[str, str]]:
+    def _list_early(self) -> dict[Server, Background[dict[str, PaneInfo]]]:
+        """The listings of the servers the last tick listed, started now: the multiplexer
+        answers while this process reads the store (the fleet rarely changes servers; one
+        it no longer uses is listed for nothing, one it newly uses is listed in the sweep)."""
+        early = {}
+        for backend, socket in self._listed:
+            driver = self._drivers(backend, socket)
+            early[(backend, socket)] = Background(driver.list_panes)
+        return early
+
+    def _sweep(
+        self, view: _FleetView, early: dict[Server, Background[dict[str, PaneInfo]]]
+    ) -> tuple[Sweep, dict[str, str]]:
         """Per multiplexer server the fleet uses: its feed's reading when it has one that
         follows every watched pane, else one pane listing (never one per agent)."""
         placements = [t.placement for t in view.targets]
         if view.watcher is not None:
             placements.append(view.watcher[1])
-        servers: dict[tuple[Multiplexer, str | None], set[str]] = {}
+        servers: dict[Server, set[str]] = {}
         for placement in placements:
             watched = servers.setdefault((placement.backend, placement.socket), set())
             if placement.pane_id is not None:
                 watched.add(placement.pane_id)
         panes: Sweep = {}
         states: dict[str, str] = {}
+        self._listed = set()
         for (backend, socket), watched in servers.items():
             feed = None if self._feeds is None else self._feeds(backend, socket)
             reading = None if feed is None else feed.reading(watched)
@@ -289,7 +306,11 @@ class MonitorService:
                 states.update(reading.states)
                 continue
             driver = self._drivers(backend, socket)
-            panes[(backend.value, socket)] = driver.list_panes()
+            listing = early.pop((backend, socket), None)
+            panes[(backend.value, socket)] = (
+                driver.list_panes() if listing is None else listing.result()
+            )
+            self._listed.add((backend, socket))
             if isinstance(driver, AgentStates):
                 states.update(driver.agent_states())
         return panes, states

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from cafleet.application.monitoring import TickReport
+from cafleet.domain.errors import Unavailable
 from cafleet.domain.monitor import DueAgent, MonitorSchedule, wake_text
 from cafleet.domain.placement import Multiplexer
 
@@ -201,6 +202,41 @@ def test_a_fleet_spread_over_two_servers_lists_each_server_once_per_tick(fleet: 
         fleet.clock.advance(5)
 
     assert (fleet.driver.listings, other.listings) == (4, 4)
+
+
+def test_a_server_joins_the_sweep_in_its_first_tick_and_leaves_it_a_tick_after(
+    fleet: Any,
+) -> None:
+    """Each tick starts the listings of the servers the last one listed before it reads the
+    store; a server the fleet no longer uses is listed once more for nothing, then not."""
+    service = claimed(fleet)
+    service.tick(fleet.fleet_id)
+    other = fleet.add_server("other.sock")
+    remote = fleet.member("remote", driver=other, socket="other.sock")
+    fleet.clock.advance(5)
+
+    first = service.tick(fleet.fleet_id)  # the new server: listed although not started early
+    assert other.listings == 1
+    assert remote in {d.agent_id for d in first.due}
+
+    fleet.deregister(remote)
+    for _ in range(3):
+        fleet.clock.advance(5)
+        service.tick(fleet.fleet_id)
+
+    assert other.listings == 2
+    assert fleet.driver.listings == 5
+
+
+def test_a_listing_that_fails_fails_the_tick_as_when_it_was_not_started_early(
+    fleet: Any,
+) -> None:
+    service = claimed(fleet)
+    service.tick(fleet.fleet_id)  # from now on the server's listing starts early
+    fleet.driver.unreachable = "connection refused"
+
+    with pytest.raises(Unavailable, match="connection refused"):
+        service.tick(fleet.fleet_id)
 
 
 def test_a_member_on_another_server_is_alive_only_on_its_own_server(fleet: Any) -> None:
