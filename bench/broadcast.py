@@ -1,4 +1,4 @@
-"""`cafleet message broadcast` to 20 and 100 live members: this repository vs upstream 0.17.1.
+"""`cafleet message broadcast` to 20, 100 and 200 live members: this repository vs upstream 0.17.1.
 
 Each implementation gets a scratch SQLite file and a private tmux server, prepared as in
 ``monitor_tick.py`` (a Director, a monitoring member running the demo agent), with N members
@@ -200,16 +200,17 @@ Script: [`bench/broadcast.py`](../bench/broadcast.py) (standard library only; it
 fleet preparation of `bench/monitor_tick.py`, the fake `claude` of `bench/push_latency.py`
 and the tmux shim of `bench/member_list.py`).
 
-**What is measured.** `cafleet message broadcast` from the Director to N members (20 and
-100) whose panes are real (one tmux window each, on a private server) and run the fake
+**What is measured.** `cafleet message broadcast` from the Director to N members (20, 100
+and 200) whose panes are real (one tmux window each, on a private server) and run the fake
 `claude`, which records when each Enter arrives. Members are Claude Code members (ours
 registered through the unit of work and marked ready, upstream with the rows its `member
 create` writes), so both implementations type the preview with the keys path. For each
 broadcast: the wall time of the process, the time from its start until the last of the N
 panes received its Enter ("all submitted"), how many panes got an Enter at all, and the tmux
 processes started (a `tmux` shim first on `PATH` logs each one). Broadcasts alternate ours,
-upstream; the first rounds are untimed. Ours uses the Claude profile's default 0.2 s submit
-delay; upstream 0.17.1 pauses a fixed 0.12 s per pane.
+upstream; the first rounds are untimed. Ours uses the Claude profile's shipped submit delay
+(0.05 s, then a look at each composer; the fake `claude` echoes nothing, so its composer
+never holds the text and no Enter is retried); upstream 0.17.1 pauses a fixed 0.12 s per pane.
 """
 
 
@@ -243,7 +244,7 @@ def render(samples: Samples, args: argparse.Namespace, machine: list[str]) -> st
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--sizes", default="20,100", help="member counts (20,100)")
+    parser.add_argument("--sizes", default="20,100,200", help="member counts (20,100,200)")
     parser.add_argument("--broadcasts", type=int, default=7, help="timed broadcasts (7)")
     parser.add_argument("--warmup", type=int, default=1, help="untimed rounds first (1)")
     parser.add_argument("--ours-python", type=Path, default=mt.DEFAULT_OURS_PYTHON)
