@@ -121,18 +121,24 @@ def run(
     return proc
 
 
-@dataclass(frozen=True)
-class Timed:
-    wall_ms: float
-    peak_mib: float  # the process's own peak resident set, from its rusage
+# Peak RSS is read through this launcher, never from the benchmark's own children: Linux
+# counts the memory a child had before its exec (a copy of, or with vfork the very, parent)
+# in its peak, so every child of this ~20 MiB script would report at least that much. The
+# launcher is a bare interpreter (about 9 MiB, shown as the floor) that spawns the command
+# and prints the command's own ru_maxrss (KiB) and exit status.
+PEAK_LAUNCHER = """
+import os, sys
+devnull = os.open(os.devnull, os.O_RDWR)
+actions = [(os.POSIX_SPAWN_DUP2, devnull, fd) for fd in (0, 1, 2)]
+pid = os.posix_spawnp(sys.argv[1], sys.argv[1:], os.environ, file_actions=actions)
+_, status, usage = os.wait4(pid, 0)
+print(usage.ru_maxrss, os.waitstatus_to_exitcode(status))
+"""
 
 
-def timed_run(argv: Sequence[str | Path], env: Mapping[str, str]) -> Timed:
-    """Wall time and peak RSS of one whole process; a failed run aborts the benchmark.
-
-    The child is reaped with wait4, which returns that child's own rusage (the children
-    total of getrusage would only ever grow). Its output goes to a file, not a pipe, so
-    nothing has to be read while waiting."""
+def timed_run(argv: Sequence[str | Path], env: Mapping[str, str]) -> float:
+    """Wall time (ms) of one whole process; a failed run aborts the benchmark. Its output
+    goes to a file, not a pipe, so nothing has to be read while waiting."""
     with tempfile.TemporaryFile("w+") as out:
         start = time.perf_counter()
         proc = subprocess.Popen(
@@ -143,18 +149,24 @@ def timed_run(argv: Sequence[str | Path], env: Mapping[str, str]) -> Timed:
             stderr=subprocess.STDOUT,
             text=True,
         )
-        _, status, usage = os.wait4(proc.pid, 0)
+        proc.wait()
         elapsed = (time.perf_counter() - start) * 1000.0
-        proc.returncode = os.waitstatus_to_exitcode(status)
         if proc.returncode != 0:
             out.seek(0)
             shown = shlex.join(str(arg) for arg in argv)
             raise BenchError(f"`{shown}` exited {proc.returncode}: {out.read().strip()}")
-    return Timed(elapsed, usage.ru_maxrss / 1024.0)  # Linux reports KiB
+    return elapsed
 
 
-def timed_ms(argv: Sequence[str | Path], env: Mapping[str, str]) -> float:
-    return timed_run(argv, env).wall_ms
+def peak_mib(argv: Sequence[str | Path], env: Mapping[str, str]) -> float:
+    """The process's own peak resident set (MiB), through PEAK_LAUNCHER."""
+    launcher = [sys.executable, "-I", "-S", "-c", PEAK_LAUNCHER, *map(str, argv)]
+    done = subprocess.run(launcher, env=dict(env), capture_output=True, text=True, check=False)
+    fields = done.stdout.split()
+    if done.returncode != 0 or len(fields) != 2 or fields[1] != "0":
+        shown = shlex.join(str(arg) for arg in argv)
+        raise BenchError(f"`{shown}` failed under the peak launcher: {done.stderr.strip()}")
+    return int(fields[0]) / 1024.0  # Linux reports KiB
 
 
 def cli(impl: Impl, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -336,11 +348,11 @@ def measure(
         order = impls if index % 2 == 0 else list(reversed(impls))
         for name in HOT_COMMANDS:
             for impl in order:
-                argv = [impl.cafleet, *command_argv(name, fleets[impl.label])]
-                timed = timed_run(argv, impl.env)
+                argv: list[str | Path] = [impl.cafleet, *command_argv(name, fleets[impl.label])]
+                elapsed = timed_run(argv, impl.env)
                 if index >= warmup:
-                    wall[name][impl.label].append(timed.wall_ms)
-                    peak[name][impl.label].append(timed.peak_mib)
+                    wall[name][impl.label].append(elapsed)
+                    peak[name][impl.label].append(peak_mib(argv, impl.env))  # untimed run
         phase = "warm-up" if index < warmup else "round"
         number = index + 1 if index < warmup else index - warmup + 1
         print(f"  {phase} {number} done", file=sys.stderr)
@@ -357,8 +369,8 @@ def summarize(values: Sequence[float]) -> Summary:
 def repeat_ms(argv: Sequence[str | Path], env: Mapping[str, str], runs: int) -> list[float]:
     """``runs`` timed runs after two untimed ones (which also fill the bytecode cache)."""
     for _ in range(2):
-        timed_ms(argv, env)
-    return [timed_ms(argv, env) for _ in range(runs)]
+        timed_run(argv, env)
+    return [timed_run(argv, env) for _ in range(runs)]
 
 
 # ---------------------------------------------------------------- where the time goes
@@ -553,6 +565,7 @@ class Report:
     import_total_ms: float
     packages: Mapping[str, tuple[float, float]]
     floors: list[tuple[str, Summary]]
+    launcher_mib: float  # what the peak launcher reports for `true`: the lowest it can
 
 
 def render(report: Report, args: argparse.Namespace) -> str:
@@ -573,8 +586,11 @@ def render(report: Report, args: argparse.Namespace) -> str:
             "",
             results_table(report.samples),
             "",
-            "Peak MiB is each process's own peak resident set (its rusage, reaped with `wait4`),"
-            " median over the rounds.",
+            "Peak MiB is each process's own peak resident set, median over the rounds, from an"
+            " extra untimed run per round: a bare-interpreter launcher spawns the command and"
+            " reads its rusage (`wait4`), because a child of the benchmark itself would count"
+            " the benchmark's memory from before its exec. A process cannot be measured below"
+            f" the launcher's own {report.launcher_mib:.1f} MiB.",
             "",
             "Packages a `message send` imports beyond the standard library (`-X importtime` of"
             f" the command itself): {', '.join(f'`{name}`' for name in report.hot_imports)}.",
@@ -699,6 +715,7 @@ def benchmark(args: argparse.Namespace, scratch: Path) -> Report:
             import_total_ms=total,
             packages=packages,
             floors=floors(impls, pythons, args.floor_runs),
+            launcher_mib=peak_mib(["true"], impls[0].env),
         )
 
 

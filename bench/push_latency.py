@@ -57,7 +57,8 @@ UPSTREAM_SUBMIT_DELAY = "0.12"  # upstream 0.17.1's fixed pause between text and
 START_MARK = "<!-- push-latency:start -->"
 END_MARK = "<!-- push-latency:end -->"
 FLEET_LINE = re.compile(r"^(\d+) director=(\d+) admin=(\d+)\s*$", re.MULTILINE)
-MEMBER_LINE = re.compile(r"^(\d+) \S+ coding_agent=\S+ pane=(\S+)\s*$", re.MULTILINE)
+# ours says `coding_agent=`, upstream `backend=`
+MEMBER_LINE = re.compile(r"^(\d+) \S+ (?:coding_agent|backend)=\S+ pane=(\S+)\s*$", re.M)
 BROADCAST_LINE = re.compile(r"broadcast id=\d+ recipients=(\d+) delivered=(\d+)")
 CLI_TIMEOUT = 120.0
 WAIT_TIMEOUT = 60.0
