@@ -59,6 +59,8 @@ END_MARK = "<!-- push-latency:end -->"
 FLEET_LINE = re.compile(r"^(\d+) director=(\d+) admin=(\d+)\s*$", re.MULTILINE)
 # ours says `coding_agent=`, upstream `backend=`
 MEMBER_LINE = re.compile(r"^(\d+) \S+ (?:coding_agent|backend)=\S+ pane=(\S+)\s*$", re.M)
+TASK_LINE = re.compile(r"^\[(\d+) \|", re.M)  # `[<task> | from:<agent> | <time>]`
+RECIPIENT_LINE = re.compile(r"^\s*to (\d+): task (\d+)", re.M)  # ours, one per recipient
 BROADCAST_LINE = re.compile(r"broadcast id=\d+ recipients=(\d+) delivered=(\d+)")
 CLI_TIMEOUT = 120.0
 WAIT_TIMEOUT = 60.0
@@ -422,7 +424,21 @@ class LatencyCase:
         time.sleep(0.1)  # any later Enter of the same push would be in by now
         last = max(t for t in enter_times(log) if t > start)
         time.sleep(0.1)
+        self._take_in(proc.stdout)
         return (last - start) * 1000.0, (exited - start) * 1000.0
+
+    def _take_in(self, sent: str) -> None:
+        """Acknowledge the message as the agent would (untimed): the fake never polls, and
+        ours would let the next message join an announcement not yet taken in instead of
+        typing it."""
+        found = TASK_LINE.search(sent)
+        if found is None:
+            raise BenchError(f"{self.label}: no task id in the send's output: {sent!r}")
+        agent_id, _ = self.fleet.members[self.recipient]
+        self.fleet.cli(
+            *("message", "ack", "--fleet-id", str(self.fleet.fleet_id)),
+            *("--agent-id", str(agent_id), "--task-id", found.group(1)),
+        )
 
 
 # ---------------------------------------------------------------- (b) broadcast lock hold
@@ -486,6 +502,11 @@ class BroadcastCase:
         time.sleep(0.3)
         entered = sum(1 for log in logs if any(start < t < end + 1 for t in enter_times(log)))
         time.sleep(0.5)
+        for agent_id, task in RECIPIENT_LINE.findall(done.stdout):  # ours lists them
+            fleet.cli(  # taken in, as the agents would: the next broadcast is typed again
+                *("message", "ack", "--fleet-id", str(fleet.fleet_id)),
+                *("--agent-id", agent_id, "--task-id", task),
+            )
         if not keep:
             return
         self.wall_ms.append((end - start) * 1000.0)
@@ -714,7 +735,9 @@ types all previews together (one submit delay for all), then records the outcome
 transactions of their own;
 upstream types every preview, one after the other, inside its single write transaction.
 "delivered" is the command's own count; "panes that got the Enter" comes from the fake
-agents' logs.
+agents' logs. The fake `claude` never polls, so after each push and each broadcast the script
+acknowledges the messages as the members would (untimed): otherwise ours would let the next
+message join the announcement the agent has not taken in yet rather than type it again.
 
 **Caveat.** The machine is shared: absolute milliseconds include whatever else it was doing
 (the load average is printed). Rows are interleaved send by send (broadcast by broadcast) so
