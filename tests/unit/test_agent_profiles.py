@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from dataclasses import replace
 
 import pytest
 
@@ -426,3 +427,12 @@ def test_a_dialog_sign_quoted_in_the_transcript_above_is_not_a_dialog() -> None:
     assert claude.dialog_on(screen + "\n  Do you want to proceed?\n  Esc to cancel") == (
         "do you want to proceed"
     )
+
+
+def test_a_typed_shell_command_waits_at_least_the_shell_delay_before_enter() -> None:
+    codex = PROFILES[CodingAgent.CODEX]
+
+    assert codex.pause_before_enter(shell=False) == codex.submit_delay == 0.05
+    assert codex.pause_before_enter(shell=True) == codex.shell_submit_delay == 0.3
+    slow = replace(codex, submit_delay=1.0)
+    assert slow.pause_before_enter(shell=True) == 1.0  # never shorter than the submit delay

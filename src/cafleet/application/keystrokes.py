@@ -198,7 +198,9 @@ class KeystrokeSender:
                 self._guarded(server, server.live(), self._write)
             written = [job for server in servers for job in server.live()]
             if written:
-                self._clock.sleep(max(self.profile(job.target).submit_delay for job in written))
+                self._clock.sleep(
+                    max(self.profile(j.target).pause_before_enter(j.keys.shell) for j in written)
+                )
             for server in servers:
                 self._guarded(server, server.live(), self._check_before_enter)
                 self._guarded(server, server.live(), self._press_enter)

@@ -206,6 +206,9 @@ class AgentProfile:
     # lower-case bottom-row text of a running turn, for an agent that drops a `!` shell
     # command typed then (the others queue it or run it at once)
     shell_busy_signs: tuple[str, ...] = ()
+    # the pause before Enter after a typed `!` command: its first key switches the composer to
+    # shell mode, and the pinned Codex dropped an Enter that followed 0.05 s later
+    shell_submit_delay: float = 0.3
     # what starts the composer's row (after any border), so a text still waiting there after
     # Enter can be told from the same text submitted above it; empty: cannot tell
     composer_marks: tuple[str, ...] = ()
@@ -284,6 +287,10 @@ class AgentProfile:
         (the text being typed, shown in the composer) contains is not a dialog's.
         """
         return _sign_at_bottom(self.dialog_signs, screen, ignoring, rows)
+
+    def pause_before_enter(self, shell: bool) -> float:
+        """The submit delay for this text: a typed `!` command waits at least the longer one."""
+        return max(self.submit_delay, self.shell_submit_delay) if shell else self.submit_delay
 
     def composer_holds(self, screen: str, text: str) -> bool:
         """Whether the composer (the lowest row that starts with a composer mark, among the
