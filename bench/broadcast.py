@@ -243,24 +243,9 @@ def render(samples: Samples, args: argparse.Namespace, machine: list[str]) -> st
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--sizes", default="20,100,200", help="member counts (20,100,200)")
-    parser.add_argument("--broadcasts", type=int, default=7, help="timed broadcasts (7)")
-    parser.add_argument("--warmup", type=int, default=1, help="untimed rounds first (1)")
-    parser.add_argument("--ours-python", type=Path, default=mt.DEFAULT_OURS_PYTHON)
-    parser.add_argument(
-        "--upstream-cafleet",
-        type=Path,
-        default=os.environ.get("CAFLEET_UPSTREAM") or None,
-        help=f"upstream cafleet {mt.UPSTREAM_VERSION} executable (env CAFLEET_UPSTREAM)",
-    )
-    parser.add_argument("--write", action="store_true", help="update docs/benchmarks.md")
-    parser.add_argument("--docs", type=Path, default=mt.DEFAULT_DOCS, help=argparse.SUPPRESS)
-    parser.add_argument("--raw-json", type=Path, help="also save every sample here")
+    parser = mt.fleet_bench_parser(__doc__, "--broadcasts", 7, "timed broadcasts", 1)
     parser.add_argument("--register", type=Path, help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
-    args.sizes = [int(s) for s in str(args.sizes).split(",") if s.strip()]
-    return args
+    return mt.parsed_sizes(parser, argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -268,10 +253,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.register is not None:
         return register_main(args.register)
     ours_python = args.ours_python.absolute()
-    impls = [mt.Impl("ours", [str(ours_python), "-m", "cafleet"], ours_python)]
-    if args.upstream_cafleet:
-        script = args.upstream_cafleet.absolute()
-        impls.append(mt.Impl("upstream", [str(script)], mt.interpreter_of(script)))
+    impls = mt.implementations(args)
     samples: Samples = {}
     with tempfile.TemporaryDirectory(prefix="cafleet-bench-broadcast-") as tmp:
         try:

@@ -737,11 +737,17 @@ def write_section(docs: Path, section: str) -> None:
 # --------------------------------------------------------------- main
 
 
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--sizes", default="20,100,200", help="member counts (default 20,100,200)")
-    parser.add_argument("--ticks", type=int, default=15, help="timed ticks of each kind (15)")
-    parser.add_argument("--warmup", type=int, default=2, help="untimed rounds first (2)")
+def fleet_bench_parser(
+    doc: str | None, runs: str, runs_default: int, runs_help: str, warmup: int
+) -> argparse.ArgumentParser:
+    """The options every fleet-size benchmark takes (this one, member_list.py, broadcast.py):
+    sizes, timed `runs` and warm-up rounds, the two implementations, --write and --raw-json."""
+    parser = argparse.ArgumentParser(description=(doc or "").split("\n\n")[0])
+    parser.add_argument("--sizes", default="20,100,200", help="member counts (20,100,200)")
+    parser.add_argument(runs, type=int, default=runs_default, help=f"{runs_help} ({runs_default})")
+    parser.add_argument(
+        "--warmup", type=int, default=warmup, help=f"untimed rounds first ({warmup})"
+    )
     parser.add_argument(
         "--ours-python", type=Path, default=DEFAULT_OURS_PYTHON, help="the Python of our virtualenv"
     )
@@ -754,18 +760,34 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--write", action="store_true", help="update docs/benchmarks.md")
     parser.add_argument("--docs", type=Path, default=DEFAULT_DOCS, help=argparse.SUPPRESS)
     parser.add_argument("--raw-json", type=Path, help="also save every sample here")
-    parser.add_argument("--driver", type=Path, help=argparse.SUPPRESS)
+    return parser
+
+
+def parsed_sizes(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     args.sizes = [int(s) for s in str(args.sizes).split(",") if s.strip()]
     return args
 
 
-def benchmark(args: argparse.Namespace, scratch: Path) -> tuple[Samples, list[str], list[str]]:
+def implementations(args: argparse.Namespace) -> list[Impl]:
+    """Ours (`python -m cafleet` on --ours-python), then upstream when it was given."""
     ours_python = args.ours_python.absolute()
     impls = [Impl("ours", [str(ours_python), "-m", "cafleet"], ours_python)]
     if args.upstream_cafleet:
         script = args.upstream_cafleet.absolute()
         impls.append(Impl("upstream", [str(script)], interpreter_of(script)))
+    return impls
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = fleet_bench_parser(__doc__, "--ticks", 15, "timed ticks of each kind", 2)
+    parser.add_argument("--driver", type=Path, help=argparse.SUPPRESS)
+    return parsed_sizes(parser, argv)
+
+
+def benchmark(args: argparse.Namespace, scratch: Path) -> tuple[Samples, list[str], list[str]]:
+    ours_python = args.ours_python.absolute()
+    impls = implementations(args)
     demo = [str(ours_python), "-m", "cafleet.demo_agent"]
     samples: Samples = {impl.label: {} for impl in impls}
     notes: dict[str, str] = {}
