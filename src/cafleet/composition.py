@@ -270,7 +270,6 @@ class Components:
         return MemberRemoval(self.uow, self.clock, self.pane_drivers, self.teardown)
 
     def messaging(self) -> MessagingService:
-        from cafleet.adapters.pane_locks import LazyLocks
         from cafleet.adapters.queue_drains import DrainProcess
         from cafleet.application.messaging import MessagingService
 
@@ -278,7 +277,7 @@ class Components:
             self.uow,
             self.clock,
             deferred(lambda: self.notifier),  # only a delivery builds the channels
-            LazyLocks(lambda: self.pane_locks),  # a send to no pane needs no runtime directory
+            deferred(lambda: self.pane_locks),  # a send to no pane needs no runtime directory
             self.settings.start_timeout + 30,
             max_body_bytes=self.settings.max_body_bytes,
             drains=DrainProcess(self.env),

@@ -5,8 +5,8 @@ from __future__ import annotations
 import fcntl
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 from cafleet.adapters.private_files import (
@@ -69,13 +69,3 @@ class FileLocks(PaneLocks):
             yield
         finally:
             os.close(fd)  # closing the descriptor releases the lock
-
-
-class LazyLocks(PaneLocks):
-    """Locks made on first use: a command that locks no pane never opens the runtime directory."""
-
-    def __init__(self, make: Callable[[], PaneLocks]) -> None:
-        self._make = make
-
-    def hold(self, key: str, timeout: float) -> AbstractContextManager[None]:
-        return self._make().hold(key, timeout)
