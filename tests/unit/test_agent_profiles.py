@@ -436,3 +436,65 @@ def test_a_typed_shell_command_waits_at_least_the_shell_delay_before_enter() -> 
     assert codex.pause_before_enter(shell=True) == codex.shell_submit_delay == 0.3
     slow = replace(codex, submit_delay=1.0)
     assert slow.pause_before_enter(shell=True) == 1.0  # never shorter than the submit delay
+
+
+# OpenCode's screen as the pinned version draws it: transcript boxes end in a blank row; the
+# composer's box sits right on its `╹▀▀▀` floor, its last row the agent and model
+OPENCODE_TRANSCRIPT = """\
+  ┃
+  ┃  [cafleet msg 12 from 1] hello there
+  ┃
+
+     FAKE-DONE: hello there
+
+     ▣  Cafleet · Fake model · 842ms
+
+"""
+OPENCODE_FLOOR = """\
+  ┃  Cafleet · Fake model Fake
+  ╹▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀
+   /tmp/work                                 15  ctrl+p commands
+"""
+
+
+def opencode_screen(composer_rows: list[str]) -> str:
+    return (
+        OPENCODE_TRANSCRIPT
+        + "".join(f"  ┃  {row}\n" for row in ["", *composer_rows, ""])
+        + (OPENCODE_FLOOR)
+    )
+
+
+def test_opencode_text_still_in_its_composer_box_is_told_from_the_same_text_above() -> None:
+    text = "[cafleet msg 12 from 1] hello there"
+
+    assert OPENCODE.checks_submit
+    assert not OPENCODE.composer_holds(opencode_screen([]), text)  # submitted: only above
+    assert OPENCODE.composer_holds(opencode_screen([text]), text)
+    wrapped = ["[cafleet msg 12 fr", "om 1] hello there"]  # a narrow pane wraps the mark
+    assert OPENCODE.composer_holds(opencode_screen(wrapped), text)
+    assert not OPENCODE.composer_holds(OPENCODE_TRANSCRIPT, text)  # no box: cannot tell
+
+
+@pytest.mark.parametrize(
+    ("profile", "waiting", "emptied"),
+    [
+        (CLAUDE, "❯ [cafleet msg 12 from 1] hello", "❯ "),
+        (CODEX, "› [cafleet msg 12 from 1] hello", "› Ask Codex to do anything"),
+    ],
+)
+def test_a_text_left_on_the_composer_row_is_seen_and_one_submitted_above_is_not(
+    profile: object, waiting: str, emptied: str
+) -> None:
+    assert isinstance(profile, type(CLAUDE))
+    above = ["[cafleet msg 12 from 1] hello", "● answered", ""]
+    text = "[cafleet msg 12 from 1] hello"
+
+    assert profile.checks_submit
+    assert profile.composer_holds("\n".join([*above, waiting, "  status"]), text)
+    assert not profile.composer_holds("\n".join([*above, emptied, "  status"]), text)
+
+
+def test_an_agent_with_no_composer_knowledge_is_never_checked() -> None:
+    assert not CUSTOM.checks_submit
+    assert not CUSTOM.composer_holds("> [cafleet msg 12 from 1] hello", "[cafleet msg 12 from 1]")

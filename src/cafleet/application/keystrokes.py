@@ -284,7 +284,7 @@ class KeystrokeSender:
         SUBMIT_RETRIES times. A text still shown after that is left to the agent (the outcome
         stays sent). No pause is taken where every composer emptied at once."""
         watched = [
-            (s, [j for j in s.live() if self.profile(j.target).composer_marks]) for s in servers
+            (s, [j for j in s.live() if self.profile(j.target).checks_submit]) for s in servers
         ]
         for _ in range(SUBMIT_RETRIES):
             watched = [(s, self._still_in_composer(s, jobs)) for s, jobs in watched]

@@ -118,6 +118,30 @@ def _message_facts(message: object) -> tuple[str, float | None, str]:
 
 
 @dataclass(frozen=True)
+class ComposerBox:
+    """A composer drawn as a run of rows starting with `side`, right above a row starting
+    with `floor`, near the bottom of the screen (OpenCode's `┃ TEXT` rows over `╹▀▀▀`). The
+    transcript's boxes use the same side but end in a blank row, so they are not counted."""
+
+    side: str
+    floor: str
+
+    def text(self, screen: str) -> str:
+        """The composer's rows (text and footer), joined; empty when no box is found."""
+        rows = [row.strip() for row in screen.splitlines()]
+        filled = [n for n, row in enumerate(rows) if row]
+        floors = [n for n in filled[-COMPOSER_ROWS:] if rows[n].startswith(self.floor)]
+        if not floors:
+            return ""
+        inside: list[str] = []
+        for row in reversed(rows[: floors[-1]]):
+            if not row.startswith(self.side):
+                break
+            inside.append(row.removeprefix(self.side))
+        return " ".join(reversed(inside))
+
+
+@dataclass(frozen=True)
 class HttpFacts:
     """How to ask an agent's own HTTP server whether it took a prompt, and how to post one."""
 
@@ -212,6 +236,8 @@ class AgentProfile:
     # what starts the composer's row (after any border), so a text still waiting there after
     # Enter can be told from the same text submitted above it; empty: cannot tell
     composer_marks: tuple[str, ...] = ()
+    # or the box the composer is drawn in, for an agent whose transcript uses the same border
+    composer_box: ComposerBox | None = None
     session_variables: tuple[str, ...] = ()  # set by the agent for its tools; never inherited
     extra_args: tuple[str, ...] = ()
     exit_text: str = "/exit"
@@ -292,11 +318,21 @@ class AgentProfile:
         """The submit delay for this text: a typed `!` command waits at least the longer one."""
         return max(self.submit_delay, self.shell_submit_delay) if shell else self.submit_delay
 
+    @property
+    def checks_submit(self) -> bool:
+        """Whether the sender can read this agent's composer after Enter (and press again)."""
+        return bool(self.composer_marks) or self.composer_box is not None
+
     def composer_holds(self, screen: str, text: str) -> bool:
-        """Whether the composer (the lowest row that starts with a composer mark, among the
-        last COMPOSER_ROWS non-blank rows) still shows the start of `text`: Enter was lost."""
+        """Whether the composer (its box, or else the lowest row that starts with a composer
+        mark among the last COMPOSER_ROWS non-blank rows) still shows the start of `text`:
+        Enter was lost."""
         mark = letters_and_digits(text)[:COMPOSER_MARK_LENGTH]
-        if not self.composer_marks or not mark:
+        if not mark:
+            return False
+        if self.composer_box is not None:
+            return mark in letters_and_digits(self.composer_box.text(screen))
+        if not self.composer_marks:
             return False
         rows = [row.strip(_BORDERS) for row in screen.splitlines() if row.strip(_BORDERS)]
         for row in reversed(rows[-COMPOSER_ROWS:]):
@@ -493,9 +529,10 @@ PROFILES: Mapping[CodingAgent, AgentProfile] = {
     CodingAgent.OPENCODE: AgentProfile(
         CodingAgent.OPENCODE,
         foreground_names=("opencode", "node", "bun"),
-        # its composer cannot be told from the transcript (both are `┃` rows) for a while
-        # after Enter, so no check: a margin over the 0 s that worked in every trial
+        # a margin over the 0 s that worked in every idle trial; checked after Enter, as
+        # under load in a busy turn the pinned opencode once left a text in its composer
         submit_delay=0.1,
+        composer_box=ComposerBox("┃", "╹"),  # `┃ TEXT` rows over `╹▀▀▀`
         # not SCREEN: opencode shows the spawn prompt in its composer before it takes it
         ready_rules=(ReadyRule.HTTP, ReadyRule.WAIT),
         wait_fallback_seconds=45.0,

@@ -176,11 +176,11 @@ def test_no_retry_into_a_dialog_that_opened_after_enter(rig: PaneRig) -> None:
 
 
 def test_an_agent_without_composer_knowledge_is_not_watched(rig: PaneRig) -> None:
-    pane = rig.driver.add_pane("opencode")
+    pane = rig.driver.add_pane("mytui")
     composer(pane, dropped_enters=99)
 
     rig.keystrokes().deliver_many(
-        [(target(pane.pane_id, coding_agent=CodingAgent.OPENCODE), Keystrokes.preview(preview(7)))]
+        [(target(pane.pane_id, coding_agent=CodingAgent.CUSTOM), Keystrokes.preview(preview(7)))]
     )
 
     assert list(pane.typed).count(ENTER) == 1

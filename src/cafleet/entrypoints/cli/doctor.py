@@ -154,7 +154,7 @@ def _agents(components: Components) -> list[dict[str, Any]]:
             "ready_rules": [rule.value for rule in profile.ready_rules],
             "channels": [channel.value for channel in profile.ladder],
             "submit_delay": profile.submit_delay,
-            "submit_checked": bool(profile.composer_marks),  # Enter again if the text stayed
+            "submit_checked": profile.checks_submit,  # Enter again if the text stayed
             "notes": profile.notes,
         })  # fmt: skip
     return agents
