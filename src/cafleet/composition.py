@@ -68,19 +68,19 @@ class Components:
 
     @cached_property
     def uow(self) -> UnitOfWorkFactory:
-        """Units of work on a database at this version's schema revision, on the standard
-        sqlite3 module: a CLI call must not pay for importing SQLAlchemy."""
-        from cafleet.adapters.sqlite.direct.unit_of_work import DirectUnitOfWorkFactory
+        """Units of work on a database at this version's schema revision (on SQLite, on the
+        standard sqlite3 module: a CLI call must not pay for importing SQLAlchemy)."""
+        from cafleet.adapters.stores import open_units_of_work
 
-        return DirectUnitOfWorkFactory(self.settings.require_database_path())
+        return open_units_of_work(self.settings)
 
     @cached_property
     def install_records(self) -> UnitOfWorkFactory:
         """Units of work for skill-install records, on any revision that has their table:
         the gate and `setup skill` come before a migration is demanded."""
-        from cafleet.adapters.sqlite.direct.unit_of_work import DirectUnitOfWorkFactory
+        from cafleet.adapters.stores import open_units_of_work
 
-        return DirectUnitOfWorkFactory(self.settings.require_database_path(), check_revision=False)
+        return open_units_of_work(self.settings, check_revision=False)
 
     @cached_property
     def user_home(self) -> Path:
@@ -242,15 +242,17 @@ class Components:
         from cafleet.adapters.programs import SystemPrograms
         from cafleet.application.spawning import MemberSpawner, SpawnContext
 
-        path = self.settings.require_database_path().absolute()
+        # a member reaches the same store: the file by its absolute path (its sandbox must
+        # write beside it), or the PostgreSQL URL as given
+        path = None if self.settings.on_postgres else self.settings.require_database_path()
         context = SpawnContext(
             caller_env=self.env,
             cwd=os.getcwd(),
-            database_url=f"sqlite:///{path}",
+            database_url=f"sqlite:///{path.absolute()}" if path else self.settings.database_url,
             default_agent_command=self.settings.custom_agent_command,
             home=self.user_home,
             start_timeout=self.settings.start_timeout,
-            database_dir=str(path.parent),
+            database_dir=str(path.absolute().parent) if path else None,
         )
         preset = self.agent_homes.opencode_preset
         return MemberSpawner(

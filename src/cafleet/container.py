@@ -7,7 +7,6 @@ in-memory ones, for tests and offline demos. Services never see the container.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from dependency_injector import containers, providers
 
@@ -26,7 +25,7 @@ from cafleet.adapters.notify.pane import PaneNotifier
 from cafleet.adapters.pane_locks import FileLocks, runtime_directory
 from cafleet.adapters.process import SystemProcess
 from cafleet.adapters.queue_drains import DrainProcess
-from cafleet.adapters.sqlite.direct.unit_of_work import DirectUnitOfWorkFactory
+from cafleet.adapters.stores import open_units_of_work
 from cafleet.application.admin import AdminService
 from cafleet.application.agent_status import AgentStatusReader
 from cafleet.application.channels import channel_ladder
@@ -44,16 +43,11 @@ from cafleet.application.teardown import PaneTeardown
 from cafleet.settings import Settings
 
 
-def _database_path(settings: Settings) -> Path:
-    return settings.require_database_path()
-
-
 class Container(containers.DeclarativeContainer):
     settings = providers.Dependency(instance_of=Settings)
     environ = providers.Object(os.environ)
 
-    database_path = providers.Singleton(_database_path, settings)
-    uow = providers.Singleton(DirectUnitOfWorkFactory, database_path)
+    uow = providers.Singleton(open_units_of_work, settings)
     clock = providers.Singleton(SystemClock)
     pane_drivers = providers.Singleton(SystemPaneDrivers)
     pane_locks = providers.Singleton(lambda env: FileLocks(runtime_directory(env)), environ)

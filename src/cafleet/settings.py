@@ -36,7 +36,7 @@ PROFILE_SETTINGS = ("SUBMIT_DELAY", "AGENT_COMMANDS", "AGENT_ARGS", "READY_RULES
 @dataclass(frozen=True)
 class Settings:
     database_url: str
-    database_path: Path | None  # None for an in-memory URL
+    database_path: Path | None  # None for an in-memory or a PostgreSQL URL
     broker_host: str = "127.0.0.1"
     broker_port: int = 8000
     webui_token: str | None = None
@@ -64,7 +64,7 @@ class Settings:
         url = env.get("CAFLEET_DATABASE_URL") or default_database_url(env)
         return Settings(
             database_url=url,
-            database_path=sqlite_path(url),
+            database_path=None if is_postgres_url(url) else sqlite_path(url),
             broker_host=env.get("CAFLEET_BROKER_HOST") or "127.0.0.1",
             broker_port=_read(env, "CAFLEET_BROKER_PORT", 8000, bounds.PORT.parse_int),
             webui_token=env.get("CAFLEET_WEBUI_TOKEN") or None,
@@ -91,6 +91,10 @@ class Settings:
             member=member_credential(env),
         )
 
+    @property
+    def on_postgres(self) -> bool:
+        return is_postgres_url(self.database_url)
+
     def require_database_path(self) -> Path:
         if self.database_path is None:
             raise Invalid("database URL has no file path")
@@ -113,15 +117,25 @@ def default_database_url(env: Mapping[str, str]) -> str:
     return f"sqlite:///{home}/.local/share/cafleet/cafleet_v2.db"
 
 
+POSTGRES_SCHEMES = ("postgresql", "postgresql+psycopg")
+SUPPORTED_URLS = "only sqlite:/// and postgresql+psycopg:// URLs are supported"
+
+
+def is_postgres_url(url: str) -> bool:
+    """A PostgreSQL URL (psycopg 3, `pip install cafleet[postgres]`)."""
+    scheme, sep, _ = url.partition("://")
+    return bool(sep) and scheme in POSTGRES_SCHEMES
+
+
 def sqlite_path(url: str) -> Path | None:
     """The file of a sqlite:/// URL; `~` is deliberately not expanded."""
     scheme, sep, rest = url.partition("://")
     if not sep or not (scheme == "sqlite" or scheme.startswith("sqlite+")):
-        raise Invalid(f"unsupported database URL '{url}'; only sqlite:/// URLs are supported")
+        raise Invalid(f"unsupported database URL '{url}'; {SUPPORTED_URLS}")
     if rest in ("", "/", "/:memory:"):
         return None
     if not rest.startswith("/"):
-        raise Invalid(f"unsupported database URL '{url}'; only sqlite:/// URLs are supported")
+        raise Invalid(f"unsupported database URL '{url}'; {SUPPORTED_URLS}")
     path = rest[1:].split("?", 1)[0]
     if path.startswith("~"):  # else `setup db` would make a directory named `~` here
         raise Invalid(

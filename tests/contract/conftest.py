@@ -5,7 +5,8 @@ driver on a private server (killed on teardown) and the herdr driver on the fake
 server (pty mode; stopped on teardown).
 
 UnitOfWork: one `store` fixture, parametrized over the builders of stores.BUILDERS (the
-in-memory fake, SQLAlchemy on a migrated SQLite file); each case gets an empty store.
+in-memory fake, SQLAlchemy and the direct sqlite3 adapter on a migrated SQLite file,
+SQLAlchemy on a database of a private PostgreSQL server); each case gets an empty store.
 
 A case that one backend is known to get wrong carries
 `@pytest.mark.backend_xfail("<fake|tmux|herdr>", reason=...)` (for a store:
@@ -27,7 +28,7 @@ import pytest
 from cafleet.application.ports import UnitOfWorkFactory
 
 from .backends import Backend, TmuxBackend, make_backend
-from .stores import BUILDERS
+from .stores import BUILDERS, StorePlace
 
 PARAMETRIZED = ("backend", "store")  # the fixtures whose cases take per-parameter marks
 
@@ -61,9 +62,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
                     item.add_marker(pytest.mark.skip(reason=mark.kwargs["reason"]))
 
 
-@pytest.fixture(params=list(BUILDERS))
+@pytest.fixture(
+    params=[pytest.param(n, marks=pytest.mark.postgres) if n == "postgres" else n for n in BUILDERS]
+)
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[UnitOfWorkFactory]:
-    with BUILDERS[request.param](tmp_path) as made:
+    place = StorePlace(tmp_path, lambda: str(request.getfixturevalue("postgres_url")))
+    with BUILDERS[request.param](place) as made:
         yield made
 
 

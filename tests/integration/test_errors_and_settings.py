@@ -43,7 +43,7 @@ def hostile_env(request, tmp_path):
     url = (
         f"sqlite:///{blocker}/sub/cafleet.db"
         if request.param == "unwritable-path"
-        else "postgresql://nowhere/cafleet"
+        else "mysql://nowhere/cafleet"
     )
     return {**EVERY_SETTING_INVALID, "CAFLEET_DATABASE_URL": url}
 
@@ -160,7 +160,10 @@ def test_invalid_setting_is_reported_before_the_text_file_is_read(migrated, cli,
 def test_unsupported_database_url_is_one_line(cli):
     url = "mysql://localhost/cafleet"
     line = cli.fails("fleet", "list", env={"CAFLEET_DATABASE_URL": url})
-    assert line == f"Error: unsupported database URL '{url}'; only sqlite:/// URLs are supported"
+    assert (
+        line == f"Error: unsupported database URL '{url}'; "
+        "only sqlite:/// and postgresql+psycopg:// URLs are supported"
+    )
 
 
 @pytest.mark.parametrize("args", [("setup", "db"), ("fleet", "list"), ("doctor",)], ids=" ".join)

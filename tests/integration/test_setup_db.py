@@ -472,10 +472,11 @@ def test_setup_db_refuses_an_in_memory_url(cli, url):
     )
 
 
-def test_setup_db_refuses_a_non_sqlite_url(cli, tmp_path):
-    url = "postgresql://localhost/cafleet"
+def test_setup_db_refuses_an_unsupported_url(cli, tmp_path):
+    url = "mysql://localhost/cafleet"
     assert cli.fails("setup", "db", env={"CAFLEET_DATABASE_URL": url}) == (
-        f"Error: unsupported database URL '{url}'; only sqlite:/// URLs are supported"
+        f"Error: unsupported database URL '{url}'; "
+        "only sqlite:/// and postgresql+psycopg:// URLs are supported"
     )
 
 

@@ -17,7 +17,7 @@ BROKEN_SETTINGS = {
     "CAFLEET_MAX_TEXT_LEN": "abc",
     "CAFLEET_BROKER_PORT": "70000",
     "CAFLEET_SUBMIT_DELAY_CODEX": "x",
-    "CAFLEET_DATABASE_URL": "postgresql://nowhere/db",
+    "CAFLEET_DATABASE_URL": "mysql://nowhere/db",
 }
 
 
@@ -101,9 +101,9 @@ def test_version_and_help_import_no_settings_database_or_container(argv: list[st
             " (expected a number of seconds between 0 and 10)\n",
         ),
         (
-            {"CAFLEET_DATABASE_URL": "postgresql://nowhere/db"},
-            "Error: unsupported database URL 'postgresql://nowhere/db';"
-            " only sqlite:/// URLs are supported\n",
+            {"CAFLEET_DATABASE_URL": "mysql://nowhere/db"},
+            "Error: unsupported database URL 'mysql://nowhere/db';"
+            " only sqlite:/// and postgresql+psycopg:// URLs are supported\n",
         ),
     ],
 )

@@ -381,17 +381,26 @@ def test_an_invalid_value_gives_one_exact_line(name: str, value: str, message: s
 @pytest.mark.parametrize(
     "url",
     [
-        "postgresql://user@localhost/cafleet",
         "mysql+pymysql:///cafleet",
+        "postgresql+psycopg2://user@localhost/cafleet",
         "cafleet.db",
         "sqlite:/relative.db",
         "sqlite://host/x.db",
     ],
 )
-def test_a_non_sqlite_url_is_rejected(url: str) -> None:
+def test_an_unsupported_url_is_rejected(url: str) -> None:
     assert invalid(CAFLEET_DATABASE_URL=url) == (
-        f"unsupported database URL '{url}'; only sqlite:/// URLs are supported"
+        f"unsupported database URL '{url}'; only sqlite:/// and postgresql+psycopg:// URLs"
+        " are supported"
     )
+
+
+@pytest.mark.parametrize("scheme", ["postgresql", "postgresql+psycopg"])
+def test_a_postgresql_url_names_a_store_without_a_file(scheme: str) -> None:
+    settings = Settings.from_environ({"CAFLEET_DATABASE_URL": f"{scheme}://u@db.example/fleet"})
+
+    assert settings.on_postgres
+    assert settings.database_path is None
 
 
 @pytest.mark.parametrize(

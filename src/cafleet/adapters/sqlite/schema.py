@@ -6,10 +6,15 @@ import sqlite3
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cafleet.adapters.sqlite.errors import translated
 from cafleet.adapters.sqlite.files import database_exists
 from cafleet.domain.errors import Invalid, SchemaNewer, Unavailable
+
+if TYPE_CHECKING:
+    from alembic.config import Config
+    from sqlalchemy import Connection
 
 HEAD_REVISION = "0006"
 MIGRATIONS = Path(__file__).resolve().parent.parent.parent / "migrations"
@@ -53,10 +58,6 @@ def read_revision(path: Path) -> str | None:
 
 def migrate(path: Path, target: str = "head") -> MigrationReport:
     """Upgrade the file at path to target, refusing schemas we did not create."""
-    from alembic import command
-    from alembic.config import Config
-    from alembic.script import ScriptDirectory
-
     from cafleet.adapters.sqlite.engine import open_engine
 
     require_file_path(path)
@@ -64,36 +65,65 @@ def migrate(path: Path, target: str = "head") -> MigrationReport:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # a new folder: ours
     except OSError as exc:
         raise Unavailable(f"cannot open database {path}: {exc.strerror or exc}") from None
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS))
-    known = {rev.revision for rev in ScriptDirectory.from_config(config).walk_revisions()}
     current, has_tables = _inspect(path)
-    if current is None and has_tables:
-        raise Invalid(
-            "DB has existing tables but no alembic_version; refusing to migrate an unknown"
-            " schema. Point CAFLEET_DATABASE_URL at a new file."
-        )
-    if current is not None and newer_than_head(current):
-        raise SchemaNewer(current, HEAD_REVISION)
-    if current is not None and current not in known:
-        raise Invalid(
-            f"DB schema is at revision {current} which is unknown to this version of cafleet."
-            " Refusing to downgrade automatically."
-        )
-    goal = HEAD_REVISION if target == "head" else target
+    goal = migration_goal(current, has_tables, target)
     if current == goal:
         _use_wal(path)  # a database at head may still have been left in rollback-journal mode
         return MigrationReport(MigrationOutcome.AT_HEAD, current, goal)
     engine = open_engine(path, create=True)
     try:
         with translated(path), engine.connect() as conn:
-            config.attributes["connection"] = conn
-            command.upgrade(config, goal)
+            upgrade(conn, goal)
             conn.commit()
     finally:
         engine.dispose()
-    outcome = MigrationOutcome.CREATED if current is None else MigrationOutcome.UPGRADED
-    return MigrationReport(outcome, current, goal)
+    return MigrationReport(migration_outcome(current), current, goal)
+
+
+def _alembic_config() -> Config:
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    return config
+
+
+def migration_goal(
+    current: str | None, has_tables: bool, target: str = "head", *, fresh: str = "file"
+) -> str:
+    """The revision to upgrade to, after refusing a schema this version did not create (or
+    one a later version did)."""
+    from alembic.script import ScriptDirectory
+
+    if current is None and has_tables:
+        raise Invalid(
+            "DB has existing tables but no alembic_version; refusing to migrate an unknown"
+            f" schema. Point CAFLEET_DATABASE_URL at a new {fresh}."
+        )
+    if current is not None and newer_than_head(current):
+        raise SchemaNewer(current, HEAD_REVISION)
+    known = {
+        rev.revision for rev in ScriptDirectory.from_config(_alembic_config()).walk_revisions()
+    }
+    if current is not None and current not in known:
+        raise Invalid(
+            f"DB schema is at revision {current} which is unknown to this version of cafleet."
+            " Refusing to downgrade automatically."
+        )
+    return HEAD_REVISION if target == "head" else target
+
+
+def migration_outcome(current: str | None) -> MigrationOutcome:
+    return MigrationOutcome.CREATED if current is None else MigrationOutcome.UPGRADED
+
+
+def upgrade(conn: Connection, goal: str) -> None:
+    """Run the bundled migrations up to goal on conn (the caller commits)."""
+    from alembic import command
+
+    config = _alembic_config()
+    config.attributes["connection"] = conn
+    command.upgrade(config, goal)
 
 
 def _inspect(path: Path) -> tuple[str | None, bool]:

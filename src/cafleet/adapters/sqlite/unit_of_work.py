@@ -1,15 +1,23 @@
-"""A unit of work is one connection and one transaction; it rolls back unless committed."""
+"""A unit of work is one connection and one transaction; it rolls back unless committed.
+
+The same units of work and repositories run on SQLite and PostgreSQL; what differs between
+the engines (how a transaction begins, what a driver error means) is a `SqlEngineRules`.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from sqlalchemy import Connection, Engine
 
 from cafleet.adapters.sqlite.connections import READ_BEGIN, WRITE_BEGIN
 from cafleet.adapters.sqlite.engine import BEGIN_OPTION
-from cafleet.adapters.sqlite.errors import as_cafleet_error, is_driver_error, translated
+from cafleet.adapters.sqlite.errors import as_cafleet_error, is_driver_error
 from cafleet.adapters.sqlite.repositories import (
     SqlAgents,
     SqlDeliveries,
@@ -21,12 +29,39 @@ from cafleet.adapters.sqlite.repositories import (
 )
 from cafleet.adapters.sqlite.transactions import REVISION_QUERY, begun, require_head
 from cafleet.application.ports import UnitOfWork, UnitOfWorkFactory
+from cafleet.domain.errors import CafleetError
+
+
+@dataclass(frozen=True)
+class SqlEngineRules:
+    """begin_options(write): the connection's execution options for a reader or a writer;
+    error(exc): the one-line error a driver error becomes (None: not a driver error)."""
+
+    begin_options: Callable[[bool], dict[str, Any]]
+    error: Callable[[BaseException], CafleetError | None]
+
+    @contextmanager
+    def translated(self) -> Iterator[None]:
+        try:
+            yield
+        except Exception as exc:
+            if (error := self.error(exc)) is None:
+                raise
+            raise error from exc
+
+
+def sqlite_rules(path: Path) -> SqlEngineRules:
+    """SQLite: a writer begins with BEGIN IMMEDIATE (see connections.py)."""
+    return SqlEngineRules(
+        begin_options=lambda write: {BEGIN_OPTION: WRITE_BEGIN if write else READ_BEGIN},
+        error=lambda exc: as_cafleet_error(exc, path) if is_driver_error(exc) else None,
+    )
 
 
 class SqlUnitOfWork(UnitOfWork):
-    def __init__(self, engine: Engine, path: Path, *, write: bool) -> None:
+    def __init__(self, engine: Engine, rules: SqlEngineRules, *, write: bool) -> None:
         self._engine = engine
-        self._path = path
+        self._rules = rules
         self._write = write
         self._conn: Connection | None = None
 
@@ -42,9 +77,9 @@ class SqlUnitOfWork(UnitOfWork):
         return self
 
     def _begin(self) -> Connection:
-        with translated(self._path):
+        with self._rules.translated():
             conn = self._engine.connect().execution_options(
-                **{BEGIN_OPTION: WRITE_BEGIN if self._write else READ_BEGIN}
+                **self._rules.begin_options(self._write)
             )
             try:
                 conn.begin()
@@ -55,7 +90,7 @@ class SqlUnitOfWork(UnitOfWork):
 
     def commit(self) -> None:
         assert self._conn is not None, "commit() outside the unit of work"
-        with translated(self._path):
+        with self._rules.translated():
             self._conn.commit()
 
     def __exit__(
@@ -66,25 +101,30 @@ class SqlUnitOfWork(UnitOfWork):
     ) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:
-            conn.rollback()
-            conn.close()
-        if exc is not None and is_driver_error(exc):
-            raise as_cafleet_error(exc, self._path) from exc
+            with self._rules.translated():  # a server gone mid-transaction fails its rollback
+                try:
+                    conn.rollback()
+                finally:
+                    conn.close()
+        if exc is not None and (error := self._rules.error(exc)) is not None:
+            raise error from exc
 
 
 class SqlUnitOfWorkFactory(UnitOfWorkFactory):
-    def __init__(self, engine: Engine, path: Path, *, check_revision: bool = True) -> None:
+    def __init__(
+        self, engine: Engine, rules: SqlEngineRules, *, check_revision: bool = True
+    ) -> None:
         self._engine = engine
-        self._path = path
+        self._rules = rules
         self._revision_checked = not check_revision
 
     def __call__(self, *, write: bool = False) -> SqlUnitOfWork:
         if not self._revision_checked:
             self._require_head()
-        return SqlUnitOfWork(self._engine, self._path, write=write)
+        return SqlUnitOfWork(self._engine, self._rules, write=write)
 
     def _require_head(self) -> None:
         """Once per process: see transactions.require_head."""
-        with translated(self._path), self._engine.connect() as conn:
+        with self._rules.translated(), self._engine.connect() as conn:
             require_head(conn.exec_driver_sql(REVISION_QUERY).scalar())
         self._revision_checked = True

@@ -76,22 +76,24 @@ def _multiplexer(components: Components) -> dict[str, Any]:
 
 
 def _database(components: Components) -> dict[str, Any]:
-    from cafleet.adapters.sqlite.schema import HEAD_REVISION, journal_mode, read_revision
+    from cafleet.adapters.sqlite.schema import HEAD_REVISION, journal_mode
+    from cafleet.adapters.stores import store_revision, store_url
     from cafleet.domain.errors import CafleetError
 
+    settings = components.settings
     section: dict[str, Any] = {
-        "url": components.settings.database_url,
+        "url": store_url(settings),
         "revision": None,
         "head": HEAD_REVISION,
         "journal_mode": None,
         "pending_deliveries": None,
     }
-    path = components.settings.database_path
-    if path is None:
+    path = settings.database_path
+    if path is None and not settings.on_postgres:
         return section
     try:
-        section["revision"] = read_revision(path)
-        section["journal_mode"] = journal_mode(path)
+        section["revision"] = store_revision(settings)
+        section["journal_mode"] = journal_mode(path) if path else None
         if section["revision"] == HEAD_REVISION:
             section["pending_deliveries"] = components.skills().pending_deliveries()
     except CafleetError as exc:

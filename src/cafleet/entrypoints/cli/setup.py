@@ -41,13 +41,16 @@ def setup(ctx: click.Context) -> None:
 
 
 def _setup_db() -> None:
-    from cafleet.adapters.sqlite.schema import MigrationOutcome, migrate
+    from cafleet.adapters.sqlite.schema import MigrationOutcome
+    from cafleet.adapters.stores import migrate_store, store_name
     from cafleet.settings import Settings
 
-    path = Settings.from_environ().require_database_path()
-    report = migrate(path)
+    settings = Settings.from_environ()
+    report = migrate_store(settings)
     if report.outcome is MigrationOutcome.CREATED:
-        click.echo(f"Created {path} and applied migrations to head ({report.to_revision}).")
+        click.echo(
+            f"Created {store_name(settings)} and applied migrations to head ({report.to_revision})."
+        )
     elif report.outcome is MigrationOutcome.UPGRADED:
         click.echo(f"Upgraded from {report.from_revision} to {report.to_revision}.")
     else:

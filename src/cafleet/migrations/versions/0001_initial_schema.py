@@ -20,15 +20,17 @@ def _text(name: str, nullable: bool = True) -> sa.Column[str]:
 
 
 def upgrade() -> None:
+    # fleets and agents name each other. SQLite checks a foreign key only when a row is
+    # written, so fleets keeps upstream's inline one; PostgreSQL needs agents to exist first.
+    inline = op.get_bind().dialect.name == "sqlite"
+    director = (sa.ForeignKey("agents.agent_id", ondelete="RESTRICT"),) if inline else ()
     op.create_table(
         "fleets",
         sa.Column("fleet_id", sa.Integer, primary_key=True, autoincrement=True),
         _text("name"),
         _text("created_at", nullable=False),
         _text("deleted_at"),
-        sa.Column(
-            "director_agent_id", sa.Integer, sa.ForeignKey("agents.agent_id", ondelete="RESTRICT")
-        ),
+        sa.Column("director_agent_id", sa.Integer, *director),
         sqlite_autoincrement=True,
     )
     op.create_table(
@@ -49,6 +51,15 @@ def upgrade() -> None:
         sqlite_autoincrement=True,
     )
     op.create_index("idx_agents_fleet_status", "agents", ["fleet_id", "status"])
+    if not inline:
+        op.create_foreign_key(
+            "fleets_director_agent_id_fkey",
+            "fleets",
+            "agents",
+            ["director_agent_id"],
+            ["agent_id"],
+            ondelete="RESTRICT",
+        )
     op.create_table(
         "agent_placements",
         sa.Column(

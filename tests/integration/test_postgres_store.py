@@ -1,0 +1,165 @@
+"""The CLI on PostgreSQL: `CAFLEET_DATABASE_URL=postgresql+psycopg://...` creates the schema
+with the same migrations, runs a fleet's commands, and keeps twenty concurrent senders'
+messages, each once. Runs on a private server (tests/support/postgres.py)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from typing import Any
+
+import pytest
+from sqlalchemy import create_engine, text
+
+from cafleet.adapters.postgres.schema import migrate, read_revision
+from cafleet.adapters.postgres.unit_of_work import PostgresUnitOfWorkFactory
+from cafleet.adapters.sqlite.schema import HEAD_REVISION, MigrationOutcome
+from cafleet.domain.errors import Invalid, SchemaMissing
+
+from .test_concurrency import assert_all_clean, release_and_collect, start_senders
+
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture
+def pg_cli(cli: Any, postgres_url: str) -> Any:
+    return cli.with_env(CAFLEET_DATABASE_URL=postgres_url)
+
+
+@pytest.fixture
+def pg_fleet(pg_cli: Any, tmux: Any) -> tuple[Any, dict[str, Any]]:
+    """A migrated PostgreSQL store with the skills recorded and a fleet made in a tmux pane."""
+    pg_cli.ok("setup", "db")
+    pg_cli.ok("setup", "skill", "--agent", "claude")
+    in_pane = pg_cli.with_env(**tmux.env)
+    return in_pane, in_pane.json("fleet", "create", "--name", "pg")
+
+
+def rows(url: str, sql: str) -> list[Any]:
+    engine = create_engine(url)
+    try:
+        with engine.begin() as conn:
+            result = conn.execute(text(sql))
+            return list(result) if result.returns_rows else []
+    finally:
+        engine.dispose()
+
+
+def test_setup_db_creates_the_schema_once_and_doctor_reads_it(pg_cli: Any, postgres_url: str):
+    created = pg_cli.ok("setup", "db")
+    assert created.startswith("Created postgresql+psycopg://cafleet@/")
+    assert f"applied migrations to head ({HEAD_REVISION})" in created
+    assert pg_cli.ok("setup", "db").strip() == (
+        f"Already at head ({HEAD_REVISION}); nothing to do."
+    )
+    # not in a pane and no skills installed: doctor exits 1, but reads the store
+    database = json.loads(pg_cli("--json", "doctor").stdout)["database"]
+    assert (database["revision"], database["head"]) == (HEAD_REVISION, HEAD_REVISION)
+    assert database["url"].startswith("postgresql+psycopg://")
+    assert read_revision(postgres_url) == HEAD_REVISION
+
+
+def test_a_fleet_talks_through_postgresql(pg_fleet: tuple[Any, dict[str, Any]], postgres_url):
+    cli, made = pg_fleet
+    fleet, director, admin = (str(made["fleet_id"]), str(made["director"]["agent_id"]),
+                              str(made["administrator_agent_id"]))  # fmt: skip
+
+    sent = cli.json("message", "send", "--fleet-id", fleet, "--agent-id", director,
+                    "--to", admin, "--text", "hello over postgres")  # fmt: skip
+    inbox = cli.json("message", "poll", "--fleet-id", fleet, "--agent-id", admin)
+    assert [m["text"] for m in inbox] == ["hello over postgres"]
+    cli.ok("message", "ack", "--fleet-id", fleet, "--agent-id", admin,
+           "--task-id", str(sent["task"]["id"]))  # fmt: skip
+
+    assert [m["state"] for m in cli.json("message", "poll", "--fleet-id", fleet,
+                                         "--agent-id", admin)] == []  # fmt: skip
+    [(state,)] = rows(
+        postgres_url, f"SELECT status_state FROM tasks WHERE task_id = {sent['task']['id']}"
+    )
+    assert state == "completed"
+    members = cli.json("member", "list", "--fleet-id", fleet)
+    assert members == []
+
+
+def test_a_command_on_a_store_not_yet_migrated_says_so(pg_cli: Any):
+    assert pg_cli.fails("fleet", "list") == (
+        "Error: the database schema is missing or outdated; run 'cafleet setup' or"
+        " 'cafleet setup db' first"
+    )
+
+
+def test_an_unreachable_server_is_one_line_without_the_password(cli: Any, tmp_path):
+    url = f"postgresql+psycopg://someone:s3cret@/nowhere?host={tmp_path}"
+    line = cli.with_env(CAFLEET_DATABASE_URL=url).fails("fleet", "list")
+    assert line.startswith("Error: cannot reach database postgresql+psycopg://someone:***@/")
+    assert "s3cret" not in line
+
+
+def test_a_second_migration_finds_the_first_ones_work(postgres_url: str):
+    assert migrate(postgres_url).outcome is MigrationOutcome.CREATED
+    assert migrate(postgres_url).outcome is MigrationOutcome.AT_HEAD
+
+
+def test_a_database_with_tables_of_its_own_is_not_migrated(postgres_url: str):
+    rows(postgres_url, "CREATE TABLE theirs (x int)")
+    with pytest.raises(Invalid, match="refusing to migrate an unknown schema"):
+        migrate(postgres_url)
+
+
+def test_units_of_work_refuse_a_store_behind_the_head(postgres_url: str):
+    factory = PostgresUnitOfWorkFactory(postgres_url)
+    try:
+        with pytest.raises(SchemaMissing):
+            factory()
+    finally:
+        factory.close()
+
+
+def test_writers_take_turns_and_readers_do_not_wait(postgres_url: str):
+    migrate(postgres_url)
+    factory = PostgresUnitOfWorkFactory(postgres_url)
+    order: list[str] = []
+    try:
+        with factory(write=True):
+            second = threading.Thread(target=lambda: _write_once(factory, order))
+            second.start()
+            time.sleep(0.5)
+            with factory() as reader:  # a reader is not held up by the writer
+                assert reader.fleets.list_all() == []
+            order.append("first done")
+        second.join(10)
+    finally:
+        factory.close()
+    assert order == ["first done", "second began"]
+
+
+def _write_once(factory: PostgresUnitOfWorkFactory, order: list[str]) -> None:
+    with factory(write=True):
+        order.append("second began")
+
+
+@pytest.mark.slow
+def test_twenty_concurrent_senders_lose_nothing(pg_fleet, env, send_loop, cafleet_argv,
+                                                postgres_url):  # fmt: skip
+    _, made = pg_fleet
+    processes, per_process = 20, 10
+    configs = [
+        {"mode": "cli", "cafleet": cafleet_argv, "fleet_id": made["fleet_id"],
+         "agent_id": made["administrator_agent_id"], "to": made["director"]["agent_id"],
+         "count": per_process, "tag": f"p{p}"}
+        for p in range(processes)
+    ]  # fmt: skip
+    results = release_and_collect(
+        start_senders(send_loop, {**env, "CAFLEET_DATABASE_URL": postgres_url}, configs)
+    )
+    assert_all_clean(results)
+
+    texts = [r[0] for r in rows(postgres_url, "SELECT text FROM tasks ORDER BY task_id")]
+    assert sorted(texts) == sorted(
+        f"p{p}-{n}" for p in range(processes) for n in range(per_process)
+    )
+    ids = sorted(int(r["stdout"]) for per in results for r in per)
+    assert len(set(ids)) == processes * per_process
+    stamps = [r[0] for r in rows(postgres_url, "SELECT created_at FROM tasks ORDER BY task_id")]
+    assert stamps == sorted(stamps)  # one writer at a time: ids in time order
