@@ -368,7 +368,7 @@ def test_doctor_shows_what_runs_for_each_agent(installed):
         "    ready by: http, wait",
         "    delivers: opencode-http, then herdr-prompt (on herdr), then keys",
         "    in front: opencode, node, bun",
-        "    submit:   0.1s after the text",
+        "    submit:   0.1s after the text, then checked",
     ]
 
 
@@ -385,7 +385,7 @@ def test_doctor_json_lists_each_agent_profile(installed):
             "submit_delay", "submit_checked", "notes",
         ]  # fmt: skip
         assert isinstance(agent["notes"], str) and agent["notes"]
-    assert [a["submit_checked"] for a in agents] == [True, True, False]  # opencode: no check
+    assert [a["submit_checked"] for a in agents] == [True, True, True]
     claude, codex, opencode = agents
     assert claude["binary"] is None
     assert claude["argv"] == [
@@ -450,7 +450,7 @@ def test_doctor_agents_follow_the_settings(installed):
         "    delivers: keys",
         "    in front: claude, 2.1.332",
     ]
-    assert agents[-1] == "    submit:   1.5s after the text"
+    assert agents[-1] == "    submit:   1.5s after the text, then checked"
 
 
 def test_doctor_shows_no_port_for_opencode_when_nothing_asks_its_server(installed):
