@@ -5,6 +5,7 @@ messages, each once. Runs on a private server (tests/support/postgres.py)."""
 from __future__ import annotations
 
 import json
+import subprocess
 import threading
 import time
 from typing import Any
@@ -80,6 +81,27 @@ def test_a_fleet_talks_through_postgresql(pg_fleet: tuple[Any, dict[str, Any]], 
     assert state == "completed"
     members = cli.json("member", "list", "--fleet-id", fleet)
     assert members == []
+
+
+def test_the_monitor_loop_ticks_on_postgresql(pg_fleet: tuple[Any, dict[str, Any]], cafleet_argv):
+    cli, made = pg_fleet
+    fleet = str(made["fleet_id"])
+    loop = subprocess.Popen([*cafleet_argv, "monitor", "start", "--fleet-id", fleet, "--tick", "1"],
+                            env=cli.env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        runtime: dict[str, Any] = {}
+        while time.monotonic() < deadline and not runtime.get("last_tick_at"):
+            runtime = cli.json("monitor", "status", "--fleet-id", fleet)["runtime"] or {}
+            time.sleep(0.3)
+        assert runtime.get("running") is True, runtime
+        assert runtime["pid"] == loop.pid and runtime["last_tick_at"]
+    finally:
+        loop.terminate()
+        out, err = loop.communicate(timeout=30)
+    assert "Traceback" not in err, err
+    assert out.startswith(f"monitor loop started (fleet {fleet}, tick 1s, pid {loop.pid})")
 
 
 def test_a_command_on_a_store_not_yet_migrated_says_so(pg_cli: Any):

@@ -290,3 +290,21 @@ def launch(workspace: Workspace) -> Iterator[Callable[..., ServerProcess]]:
     yield launch_one
     for server in started:
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def served_on_postgres(
+    tmp_path_factory: pytest.TempPathFactory, private_tmux: PrivateTmux, postgres_server: Any
+) -> Iterator[Served]:
+    """As `served`, on a database of the private PostgreSQL server."""
+    workspace = make_workspace(tmp_path_factory.mktemp("http-postgres"))
+    workspace.env["CAFLEET_DATABASE_URL"] = postgres_server.create_database("served")
+    prepared(workspace)
+    made = workspace.json("fleet", "create", "--name", "served", **private_tmux.env)
+    fleet = FleetIds(made["fleet_id"], made["director"]["agent_id"], made["administrator_agent_id"])
+    server = start_server(workspace)
+    try:
+        yield Served(workspace, private_tmux, server, fleet)
+    finally:
+        server.stop()
+    assert "Traceback" not in server.output(), server.output()
