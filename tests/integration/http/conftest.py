@@ -260,7 +260,11 @@ class Served:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory, private_tmux: PrivateTmux) -> Iterator[Served]:
-    workspace = prepared(make_workspace(tmp_path_factory.mktemp("http")))
+    yield from serve(prepared(make_workspace(tmp_path_factory.mktemp("http"))), private_tmux)
+
+
+def serve(workspace: Workspace, private_tmux: PrivateTmux) -> Iterator[Served]:
+    """A fleet made in the private tmux pane, served by `cafleet server` until the fixture ends."""
     made = workspace.json("fleet", "create", "--name", "served", **private_tmux.env)
     fleet = FleetIds(made["fleet_id"], made["director"]["agent_id"], made["administrator_agent_id"])
     server = start_server(workspace)
@@ -299,12 +303,4 @@ def served_on_postgres(
     """As `served`, on a database of the private PostgreSQL server."""
     workspace = make_workspace(tmp_path_factory.mktemp("http-postgres"))
     workspace.env["CAFLEET_DATABASE_URL"] = postgres_server.create_database("served")
-    prepared(workspace)
-    made = workspace.json("fleet", "create", "--name", "served", **private_tmux.env)
-    fleet = FleetIds(made["fleet_id"], made["director"]["agent_id"], made["administrator_agent_id"])
-    server = start_server(workspace)
-    try:
-        yield Served(workspace, private_tmux, server, fleet)
-    finally:
-        server.stop()
-    assert "Traceback" not in server.output(), server.output()
+    yield from serve(prepared(workspace), private_tmux)
