@@ -339,14 +339,18 @@ class Measured:
 
 
 def measure(
-    impls: Sequence[Impl], fleets: Mapping[str, Fleet], rounds: int, warmup: int
+    impls: Sequence[Impl],
+    fleets: Mapping[str, Fleet],
+    rounds: int,
+    warmup: int,
+    commands: Sequence[str] = HOT_COMMANDS,
 ) -> Measured:
     """Interleave the implementations command by command; the first alternates per round."""
-    wall: Samples = {name: {impl.label: [] for impl in impls} for name in HOT_COMMANDS}
-    peak: Samples = {name: {impl.label: [] for impl in impls} for name in HOT_COMMANDS}
+    wall: Samples = {name: {impl.label: [] for impl in impls} for name in commands}
+    peak: Samples = {name: {impl.label: [] for impl in impls} for name in commands}
     for index in range(warmup + rounds):
         order = impls if index % 2 == 0 else list(reversed(impls))
-        for name in HOT_COMMANDS:
+        for name in commands:
             for impl in order:
                 argv: list[str | Path] = [impl.cafleet, *command_argv(name, fleets[impl.label])]
                 elapsed = timed_run(argv, impl.env)
