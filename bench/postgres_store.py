@@ -36,6 +36,20 @@ START_MARK = "<!-- postgres-store:start -->"
 END_MARK = "<!-- postgres-store:end -->"
 COMMANDS = ("message send", "message poll", "member list")
 LABELS = ("ours-sqlite", "ours-postgres", "upstream")
+METHOD = """## The PostgreSQL store
+
+Script: [`bench/postgres_store.py`](../bench/postgres_store.py) (it reuses the seeding and the
+interleaved timing of `bench/cli_latency.py`).
+
+**What is measured.** The whole-process wall time and peak RSS of `message send`,
+`message poll` and `member list` for three set-ups seeded the same way by their own CLI (a
+fleet made in a private tmux server, then messages both ways): ours on a SQLite file, ours
+on a database of a private PostgreSQL server started from Debian's programs (unix socket,
+durability off as in the tests), and upstream `cafleet==0.17.1` on a SQLite file (upstream
+has no PostgreSQL store). The three run interleaved, command after command. On PostgreSQL
+the CLI imports SQLAlchemy and psycopg (the standard-library hot path serves SQLite only),
+which is most of the difference from SQLite.
+"""
 
 
 def impls(
@@ -61,6 +75,7 @@ def impls(
 def render(measured: latency.Measured, args: argparse.Namespace, server: str) -> str:
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
+        METHOD,
         "### Results",
         "",
         f"- Date: {now}",

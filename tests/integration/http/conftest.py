@@ -303,4 +303,8 @@ def served_on_postgres(
     """As `served`, on a database of the private PostgreSQL server."""
     workspace = make_workspace(tmp_path_factory.mktemp("http-postgres"))
     workspace.env["CAFLEET_DATABASE_URL"] = postgres_server.create_database("served")
-    yield from serve(prepared(workspace), private_tmux)
+    try:
+        yield from serve(prepared(workspace), private_tmux)
+    finally:
+        # the session server outlives this module: leave it as clean as it was
+        postgres_server.drop_database("served")
