@@ -191,9 +191,11 @@ class Components:
         return FleetService(self.uow, self.clock, self.locator, teardown, self.pane_drivers)
 
     def member_panes(self) -> MemberPanes:
+        from cafleet.application.agent_shell import AgentServerShell
         from cafleet.application.member_panes import MemberPanes
 
-        return MemberPanes(self.uow, self.clock, self.pane_drivers, self.keystrokes)
+        shell = AgentServerShell(self.launch_pads, self.settings.profiles, self.clock)
+        return MemberPanes(self.uow, self.clock, self.pane_drivers, self.keystrokes, shell)
 
     def monitoring(self) -> MonitorService:
         from cafleet.adapters.process import SystemProcess

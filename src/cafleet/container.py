@@ -27,6 +27,7 @@ from cafleet.adapters.process import SystemProcess
 from cafleet.adapters.queue_drains import DrainProcess
 from cafleet.adapters.stores import open_units_of_work
 from cafleet.application.admin import AdminService
+from cafleet.application.agent_shell import AgentServerShell
 from cafleet.application.agent_status import AgentStatusReader
 from cafleet.application.channels import channel_ladder
 from cafleet.application.fleets import FleetService
@@ -87,7 +88,14 @@ class Container(containers.DeclarativeContainer):
     teardown = providers.Singleton(PaneTeardown, keystrokes, pane_drivers, clock)
 
     fleets = providers.Factory(FleetService, uow, clock, locator, teardown, pane_drivers)
-    member_panes = providers.Factory(MemberPanes, uow, clock, pane_drivers, keystrokes)
+    member_panes = providers.Factory(
+        MemberPanes,
+        uow,
+        clock,
+        pane_drivers,
+        keystrokes,
+        providers.Singleton(AgentServerShell, launch_pads, settings.provided.profiles, clock),
+    )
     member_removal = providers.Factory(MemberRemoval, uow, clock, pane_drivers, teardown)
     process = providers.Singleton(SystemProcess)
     # herdr's pushed agent states: only the monitor loop asks for them (`monitor(feeds=...)`)

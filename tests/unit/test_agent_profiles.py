@@ -213,7 +213,12 @@ def test_the_built_in_profiles() -> None:
         "/session/{session}/prompt_async",
         "cafleet",
         "/permission",
+        shell_path="/session/{session}/shell",
     )
+    assert OPENCODE.http.shell("ses_1", "ls") == (
+        "/session/ses_1/shell", {"agent": "cafleet", "command": "ls"},
+    )  # fmt: skip
+    assert replace(OPENCODE.http, shell_path=None).shell("ses_1", "ls") is None
     assert {a: p.channels for a, p in PROFILES.items()} == {
         CodingAgent.CLAUDE: (Channel.CLAUDE_HOOK,),
         CodingAgent.CODEX: (Channel.CODEX_QUEUE,),

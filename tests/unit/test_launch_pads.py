@@ -253,7 +253,9 @@ class AgentServer:
     def __init__(self, endpoint: HttpEndpoint, user: str) -> None:
         expected = "Basic " + base64.b64encode(f"{user}:{endpoint.password}".encode()).decode()
         self.bodies: dict[str, str] = {}
-        self.seen: list[tuple[str, str | None]] = []
+        self.seen: list[tuple[str, str | None]] = []  # (path, authorization or POST body)
+        self.post_statuses: dict[str, int] = {}
+        self.post_delays: dict[str, float] = {}  # seconds a POST to the path takes
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -268,6 +270,13 @@ class AgentServer:
                 self.send_header("Content-Type", "application/json")
                 self.end_headers()
                 self.wfile.write(body)
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                server.seen.append((self.path, self.rfile.read(length).decode()))
+                time.sleep(server.post_delays.get(self.path, 0.0))
+                self.send_response(server.post_statuses.get(self.path, 204))
+                self.end_headers()
 
             def log_message(self, format: str, *args: object) -> None:
                 pass
@@ -330,6 +339,29 @@ def test_get_asks_the_agent_s_server_with_its_password(
 def test_a_refused_login_answers_none(pad: DirectoryLaunchPad, agent_server: AgentServer) -> None:
     assert pad.get("/session/status", "someone-else") is None
     assert len(agent_server.seen) == 1
+
+
+def test_post_sends_json_and_answers_the_status(
+    pad: DirectoryLaunchPad, agent_server: AgentServer
+) -> None:
+    agent_server.post_statuses["/session/ses_1/shell"] = 409
+
+    status = pad.post("/session/ses_1/shell", "opencode", {"command": "ls"})
+
+    assert status == 409
+    assert agent_server.seen == [("/session/ses_1/shell", '{"command": "ls"}')]
+
+
+def test_post_gives_up_after_its_own_timeout(
+    pad: DirectoryLaunchPad, agent_server: AgentServer
+) -> None:
+    agent_server.post_delays["/slow"] = 1.0
+
+    started = time.monotonic()
+    status = pad.post("/slow", "opencode", {}, timeout=0.2)
+
+    assert status is None
+    assert time.monotonic() - started < 0.9
 
 
 # --------------------------------------------------------------------------- ready, discard

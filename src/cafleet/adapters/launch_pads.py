@@ -88,8 +88,11 @@ class DirectoryLaunchPad(LaunchPad):
         answer = self._request(path, user, None)
         return None if answer is None or answer[0] >= 300 else answer[1]
 
-    def post(self, path: str, user: str, payload: Mapping[str, object]) -> int | None:
-        answer = self._request(path, user, json.dumps(payload).encode(), POST_TIMEOUT_SECONDS)
+    def post(
+        self, path: str, user: str, payload: Mapping[str, object], timeout: float | None = None
+    ) -> int | None:
+        wait = POST_TIMEOUT_SECONDS if timeout is None else timeout
+        answer = self._request(path, user, json.dumps(payload).encode(), wait)
         return None if answer is None else answer[0]
 
     def _request(

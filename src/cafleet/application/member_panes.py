@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from cafleet.application.agent_shell import AgentServerShell
 from cafleet.application.keystrokes import Keystrokes, KeystrokeSender
 from cafleet.application.lookups import active_agent, refuse_deleted_fleet
 from cafleet.application.ports import Clock, PaneDrivers, PushTarget, UnitOfWork, UnitOfWorkFactory
@@ -61,11 +62,13 @@ class MemberPanes:
         clock: Clock,
         drivers: PaneDrivers,
         keystrokes: KeystrokeSender,
+        shell: AgentServerShell | None = None,
     ) -> None:
         self._uow = uow
         self._clock = clock
         self._drivers = drivers
         self._keystrokes = keystrokes
+        self._shell = shell
 
     def _placed(self, fleet_id: int, agent_id: int, verb: str) -> PlacedAgent:
         with self._uow() as uow:
@@ -84,7 +87,9 @@ class MemberPanes:
 
     def exec(self, fleet_id: int, member_id: int, command: str) -> PlacedAgent:
         placed = self._placed(fleet_id, member_id, "exec")
-        outcome = self._keystrokes.deliver(placed.target, Keystrokes.shell_command(command))
+        outcome = None if self._shell is None else self._shell.run(placed.target, command)
+        if outcome is None:  # the agent's server cannot take it: its shell mode is typed
+            outcome = self._keystrokes.deliver(placed.target, Keystrokes.shell_command(command))
         self._require_sent(placed, outcome, "the shell command")
         return placed
 

@@ -331,9 +331,11 @@ class LaunchPad(Protocol):
         answer (yet)."""
         ...
 
-    def post(self, path: str, user: str, payload: Mapping[str, object]) -> int | None:
+    def post(
+        self, path: str, user: str, payload: Mapping[str, object], timeout: float | None = None
+    ) -> int | None:
         """POST JSON to the reserved endpoint; the HTTP status, or None when it does not
-        answer."""
+        answer within `timeout` seconds (None: the pad's own wait for a prompt to land)."""
         ...
 
     def read(self, name: str) -> str | None:

@@ -153,6 +153,10 @@ class HttpFacts:
     permission_path: str  # answers a JSON list of the permission requests awaiting a person
     # `{session}` is replaced; answers the session's newest messages, oldest first
     messages_path: str = "/session/{session}/message?limit=40"
+    # `{session}` is replaced; runs a shell command in the session (what the TUI's own shell
+    # mode does), answering when it ends, or `busy_status` at once while a turn runs
+    shell_path: str | None = None
+    busy_status: int = 409
 
     def listed(self, answer: str | None) -> set[int]:
         """The CAFleet messages a user prompt of the session carries (queued ones too)."""
@@ -206,6 +210,13 @@ class HttpFacts:
         """The path and JSON body that hand `text` to `session` as a user prompt."""
         body: dict[str, object] = {"agent": self.agent, "parts": [{"type": "text", "text": text}]}
         return self.prompt_path.format(session=session), body
+
+    def shell(self, session: str, command: str) -> tuple[str, dict[str, object]] | None:
+        """The path and JSON body that run `command` in `session`; None where the server
+        has no such route."""
+        if self.shell_path is None:
+            return None
+        return self.shell_path.format(session=session), {"agent": self.agent, "command": command}
 
 
 # What the pane's multiplexer offers whatever agent runs there (herdr's own prompt): not a
@@ -548,6 +559,7 @@ PROFILES: Mapping[CodingAgent, AgentProfile] = {
             "/session/{session}/prompt_async",
             OPENCODE_AGENT,
             "/permission",
+            shell_path="/session/{session}/shell",
         ),
         channels=(Channel.OPENCODE_HTTP,),
         config_home=ConfigHome("XDG_CONFIG_HOME", ".config", "opencode"),

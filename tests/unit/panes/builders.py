@@ -21,6 +21,7 @@ from cafleet.adapters.fake.locator import FakePaneLocator
 from cafleet.adapters.fake.pane_driver import FakePane, FakePaneDriver, FakePaneDrivers, ThreadLocks
 from cafleet.adapters.fake.store import MemoryStore
 from cafleet.adapters.notify.pane import PaneNotifier
+from cafleet.application.agent_shell import AgentServerShell
 from cafleet.application.fleets import FleetCreated, FleetService
 from cafleet.application.gathering import Gatherings
 from cafleet.application.keystrokes import KeystrokeSender
@@ -300,7 +301,8 @@ class PaneRig:
         return MemberRemoval(self.store, self.clock, self.drivers, self.teardown())
 
     def member_panes(self) -> MemberPanes:
-        return MemberPanes(self.store, self.clock, self.drivers, self.keystrokes())
+        shell = AgentServerShell(self.pads, self.profiles(), self.clock)
+        return MemberPanes(self.store, self.clock, self.drivers, self.keystrokes(), shell)
 
     def messaging(
         self, max_text_len: int = 200, start_wait: float | None = None
@@ -351,6 +353,7 @@ class PaneRig:
         pane_id: str | None = None,
         starting: bool = False,
         legacy: bool = False,
+        launch_pad: str | None = None,
     ) -> Member:
         """A placed member. command=None records a pane that does not exist (gone);
         starting=True records a pane whose agent has not yet been seen ready. Its pane is
@@ -390,6 +393,7 @@ class PaneRig:
                     ready_at=None if pane_id is None or starting else now,
                     ready_rule=None if pane_id is None or starting else "wait",
                     identity=None if pane is None or legacy else self.driver.claim(pane.pane_id),
+                    launch_pad=launch_pad,
                 )
             )
             if not monitor:

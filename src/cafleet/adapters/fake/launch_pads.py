@@ -28,7 +28,8 @@ class FakeLaunchPad(LaunchPad):
     discarded: bool = False
     answers: dict[str, str] = field(default_factory=dict)  # path -> body of the agent's server
     served: HttpEndpoint | None = None
-    post_statuses: dict[str, int] = field(default_factory=dict)  # path -> status of a POST
+    # path -> status of a POST; a list answers one POST each, its last status from then on
+    post_statuses: dict[str, int | list[int]] = field(default_factory=dict)
     posted: list[tuple[str, dict[str, object]]] = field(default_factory=list)
     waiter: bool = False  # a hook waits for mail; it takes each message at `takes_at`
     takes_at: datetime | None = EPOCH
@@ -58,11 +59,16 @@ class FakeLaunchPad(LaunchPad):
     def get(self, path: str, user: str) -> str | None:
         return self.answers.get(path) if self.served else None
 
-    def post(self, path: str, user: str, payload: Mapping[str, object]) -> int | None:
+    def post(
+        self, path: str, user: str, payload: Mapping[str, object], timeout: float | None = None
+    ) -> int | None:
         if not self.served or path not in self.post_statuses:
             return None
         self.posted.append((path, dict(payload)))
-        return self.post_statuses[path]
+        status = self.post_statuses[path]
+        if isinstance(status, int):
+            return status
+        return status.pop(0) if len(status) > 1 else status[0]
 
     def read(self, name: str) -> str | None:
         return self.files.get(name)
