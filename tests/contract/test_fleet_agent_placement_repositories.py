@@ -199,6 +199,7 @@ def placement(agent_id: int, director_id: int | None, **fields: object) -> Place
             "launch_pad": "/var/pads/7 with space",
             "identity": "pane:42:boot-uuid",
             "identity_digest": "sha256:" + "ab" * 32,
+            "host": "build-server.example",
         },
     ],
     ids=["defaults", "pending-pane", "every-field"],

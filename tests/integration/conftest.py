@@ -365,7 +365,7 @@ def add_member(migrated: Database, tmux: TmuxServer) -> Any:
         migrated.execute(
             "INSERT INTO agent_placements (agent_id, director_agent_id, mux_session,"
             " mux_window_id, mux_pane_id, backend, coding_agent, created_at, mux_socket,"
-            " ready_at, ready_rule) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " ready_at, ready_rule, host) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             agent_id,
             fleet.director,
             director["mux_session"],
@@ -377,6 +377,7 @@ def add_member(migrated: Database, tmux: TmuxServer) -> Any:
             director["mux_socket"],
             ready_at,
             READY_RULES[coding_agent] if ready_at else None,
+            director["host"],  # beside its Director, as `member create` places it
         )
         if kind is None:
             migrated.execute(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from datetime import datetime
 
@@ -122,6 +123,7 @@ def test_fleet_create_json(tmux_cli, tmux, migrated, where):
         # the Director's own pane is ready from the start: nothing waits for it
         "ready_at": director["placement"]["created_at"],
         "ready_rule": "director",
+        "host": os.uname().nodename,
     }
     parse_ts(made["created_at"])
     parse_ts(director["registered_at"])

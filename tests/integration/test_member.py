@@ -5,6 +5,7 @@ Members are registered directly in the tables (pane spawning is exercised elsewh
 
 from __future__ import annotations
 
+import os
 import re
 from datetime import datetime
 
@@ -139,7 +140,9 @@ def test_member_show_json(cli, fleet, add_member, migrated, tmux):
         "created_at": row["created_at"],
         "ready_at": row["ready_at"],
         "ready_rule": "hook",
+        "host": os.uname().nodename,  # no CAFLEET_HOST: the machine's name
     }
+    assert row["host"] == os.uname().nodename
     assert row["ready_at"] is not None
     admin = cli.json(
         "member", "show", "--fleet-id", str(fleet.fleet_id), "--member-id", str(fleet.admin)

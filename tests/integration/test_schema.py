@@ -47,6 +47,7 @@ COLUMNS: dict[str, dict[str, tuple[str, bool]]] = {
         "launch_pad": (TEXT, NULL),
         "pane_identity": (TEXT, NULL),
         "identity_digest": (TEXT, NULL),
+        "host": (TEXT, NULL),
     },
     "tasks": {
         "task_id": (INT, NOT_NULL),
@@ -229,7 +230,7 @@ def test_column_defaults(schema_db):
 
 def test_revision_record_is_one_row_at_head(schema_db):
     rows = schema_db.rows("SELECT version_num FROM alembic_version")
-    assert [r[0] for r in rows] == ["0006"]
+    assert [r[0] for r in rows] == ["0007"]
 
 
 def test_the_code_s_tables_agree_with_the_migrated_schema(schema_db):
@@ -256,10 +257,8 @@ def test_the_direct_adapter_s_columns_are_the_migrated_schema_s(schema_db):
         assert sorted(columns) == sorted(c.name for c in metadata.tables[name].columns), name
 
 
-def test_upgrading_to_0006_keeps_every_row_and_marks_old_messages_unverified(db, db_path):
-    from cafleet.adapters.sqlite.schema import migrate
-
-    migrate(db_path, target="0005")
+def seed_director(db_path, more_sql: str = "") -> None:
+    """A fleet, its Director and the Director's placement, in a schema of any revision."""
     conn = sqlite3.connect(db_path)
     with conn:
         conn.executescript(
@@ -267,12 +266,21 @@ def test_upgrading_to_0006_keeps_every_row_and_marks_old_messages_unverified(db,
             "INSERT INTO agents (agent_id, fleet_id, name, description, status, registered_at,"
             " agent_card_json) VALUES (1, 1, 'Director', 'd', 'active', 't', '{}');"
             "INSERT INTO agent_placements (agent_id, mux_session, mux_window_id, mux_pane_id,"
-            " created_at) VALUES (1, 'main', '@0', '%0', 't');"
-            "INSERT INTO tasks (context_id, from_agent_id, to_agent_id, type, created_at,"
-            " status_state, status_timestamp, text) VALUES (1, 1, 1, 'unicast', 't',"
-            " 'input_required', 't', 'before');"
+            " created_at) VALUES (1, 'main', '@0', '%0', 't');" + more_sql
         )
     conn.close()
+
+
+def test_upgrading_to_0006_keeps_every_row_and_marks_old_messages_unverified(db, db_path):
+    from cafleet.adapters.sqlite.schema import migrate
+
+    migrate(db_path, target="0005")
+    seed_director(
+        db_path,
+        "INSERT INTO tasks (context_id, from_agent_id, to_agent_id, type, created_at,"
+        " status_state, status_timestamp, text) VALUES (1, 1, 1, 'unicast', 't',"
+        " 'input_required', 't', 'before');",
+    )
     before = [dict(r) for r in db.rows("SELECT * FROM tasks")]
 
     migrate(db_path)
@@ -283,7 +291,7 @@ def test_upgrading_to_0006_keeps_every_row_and_marks_old_messages_unverified(db,
     assert db.scalar("SELECT identity_digest FROM agent_placements") is None
 
 
-def test_downgrading_from_0006_drops_only_its_columns(migrated, db, db_path):
+def test_downgrading_to_0005_drops_only_the_later_columns(migrated, db, db_path):
     from alembic import command
     from alembic.config import Config
 
@@ -304,7 +312,7 @@ def test_downgrading_from_0006_drops_only_its_columns(migrated, db, db_path):
     tasks = {r["name"] for r in db.rows("PRAGMA table_info('tasks')")}
     placements = {r["name"] for r in db.rows("PRAGMA table_info('agent_placements')")}
     assert tasks == set(COLUMNS["tasks"]) - {"sender_verified"}
-    assert placements == set(COLUMNS["agent_placements"]) - {"identity_digest"}
+    assert placements == set(COLUMNS["agent_placements"]) - {"identity_digest", "host"}
     assert "AUTOINCREMENT" in db.scalar("SELECT sql FROM sqlite_master WHERE name = 'tasks'")
 
 
@@ -355,3 +363,17 @@ def test_cli_connections_reassert_wal_mode(migrated, cli, db_path):
         conn.close()
     cli.ok("fleet", "list")
     assert migrated.scalar("PRAGMA journal_mode") == "wal"
+
+
+def test_upgrading_to_0007_keeps_every_placement_with_no_host(db, db_path):
+    """A placement from before hosts is taken to be on whichever host asks (NULL)."""
+    from cafleet.adapters.sqlite.schema import migrate
+
+    migrate(db_path, target="0006")
+    seed_director(db_path)
+    before = [dict(r) for r in db.rows("SELECT * FROM agent_placements")]
+
+    migrate(db_path)
+
+    after = [dict(r) for r in db.rows("SELECT * FROM agent_placements")]
+    assert after == [{**r, "host": None} for r in before]

@@ -66,7 +66,7 @@ def test_create_json_has_the_fleet_director_and_placement(run) -> None:
         f'"registered_at":"{TS}",'
         '"placement":{"director_agent_id":null,"backend":"tmux","mux_session":"main",'
         '"mux_window_id":"@0","mux_pane_id":"%0","coding_agent":"codex",'
-        f'"created_at":"{TS}","ready_at":"{TS}","ready_rule":"director"}}}}}}\n'
+        f'"created_at":"{TS}","ready_at":"{TS}","ready_rule":"director","host":null}}}}}}\n'
     )
 
 

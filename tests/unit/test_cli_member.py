@@ -151,6 +151,7 @@ def test_list_json_default_all_and_activity(run, made) -> None:
         "created_at": TS,
         "ready_at": TS,
         "ready_rule": "hook",
+        "host": None,
     }
     base = {
         "agent_id": worker,
@@ -352,6 +353,7 @@ def test_show_json(run, made) -> None:
             "created_at": TS,
             "ready_at": TS,
             "ready_rule": "hook",
+            "host": None,
         },
         "pane_state": "running",
         "agent_status": "unknown",

@@ -7,8 +7,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cafleet.adapters.hosts import this_host
 from cafleet.adapters.pane_locks import runtime_directory
 from cafleet.application.ports import PaneDriver, PaneDrivers
+from cafleet.domain.panes import PaneElsewhere
 from cafleet.domain.placement import Multiplexer
 
 if TYPE_CHECKING:
@@ -18,14 +20,20 @@ if TYPE_CHECKING:
 
 class SystemPaneDrivers(PaneDrivers):
     """One driver per server. A placement without a recorded socket (an upstream row) uses
-    the multiplexer's default server: tmux without -S, herdr by the rules of §7.2."""
+    the multiplexer's default server: tmux without -S, herdr by the rules of §7.2. A pane
+    recorded on another host is refused (PaneElsewhere) before any server is asked."""
 
     def __init__(self, env: Mapping[str, str] | None = None) -> None:
         self._env = os.environ if env is None else env
         self._tmux: dict[str | None, TmuxPaneDriver] = {}
         self._herdr: dict[str, HerdrPaneDriver] = {}
+        self._here: str | None = None
 
-    def __call__(self, backend: Multiplexer, socket: str | None) -> PaneDriver:
+    def __call__(
+        self, backend: Multiplexer, socket: str | None, host: str | None = None
+    ) -> PaneDriver:
+        if not self.reaches(host):
+            raise PaneElsewhere(str(host), self.here)
         if backend is Multiplexer.TMUX:  # imported on first use: it brings subprocess
             from cafleet.adapters.tmux.driver import TmuxPaneDriver
 
@@ -41,6 +49,14 @@ class SystemPaneDrivers(PaneDrivers):
                 path, HerdrPaneDriver(path, launch_dir=self._launch_dir)
             )
         return driver
+
+    @property
+    def here(self) -> str:
+        self._here = self._here or this_host(self._env)
+        return self._here
+
+    def reaches(self, host: str | None) -> bool:
+        return host is None or host == self.here
 
     def _launch_dir(self) -> Path:
         return runtime_directory(self._env)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
+from cafleet.adapters.hosts import this_host
 from cafleet.application.ports import PaneLocator
 from cafleet.domain.multiplexer import resolve_multiplexer
 from cafleet.domain.placement import Multiplexer, PaneLocation
@@ -14,11 +16,14 @@ class EnvironmentPaneLocator(PaneLocator):
         self._env = env
 
     def current_pane(self) -> PaneLocation:
-        """Only the named multiplexer's adapter is imported: a CLI call pays for one."""
+        """The calling pane, on this host. Only the named multiplexer's adapter is
+        imported: a CLI call pays for one."""
         if resolve_multiplexer(self._env) is Multiplexer.TMUX:
             from cafleet.adapters.tmux.locator import TmuxPaneLocator
 
-            return TmuxPaneLocator(self._env).current_pane()
-        from cafleet.adapters.herdr.locator import HerdrPaneLocator
+            found = TmuxPaneLocator(self._env).current_pane()
+        else:
+            from cafleet.adapters.herdr.locator import HerdrPaneLocator
 
-        return HerdrPaneLocator(self._env).current_pane()
+            found = HerdrPaneLocator(self._env).current_pane()
+        return replace(found, host=this_host(self._env))

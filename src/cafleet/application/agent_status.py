@@ -83,7 +83,7 @@ class AgentStatusReader:
         if self._drivers is None or placement.pane_id is None:
             return None
         try:
-            driver = self._drivers(placement.backend, placement.socket)
+            driver = self._drivers(placement.backend, placement.socket, placement.host)
             screen = driver.capture(placement.pane_id, DIALOG_LINES)
         except (PaneGone, CafleetError):
             return None

@@ -101,7 +101,7 @@ class FleetService:
             ) from exc
         if self._drivers is not None:  # so no later pane with the Director's id passes for it
             try:
-                identity = self._drivers(pane.backend, pane.socket).claim(pane.pane_id)
+                identity = self._drivers(pane.backend, pane.socket, pane.host).claim(pane.pane_id)
             except CafleetError as exc:
                 raise Unavailable(
                     f"cannot mark the Director's pane {pane.pane_id} ({exc.message})"

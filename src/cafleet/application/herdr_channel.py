@@ -43,7 +43,7 @@ class HerdrPromptChannel(NativeChannel):
             return None
         transport, pane, channel = target.backend.value, target.pane_id, Channel.HERDR_PROMPT
         try:
-            driver = self._drivers(target.backend, target.socket)
+            driver = self._drivers(target.backend, target.socket, target.host)
             # held until herdr pressed Enter, so no other typing lands between text and Enter
             with self._locks.hold(lock_key(target), SEND_LOCK_TIMEOUT_SECONDS):
                 if target.identity is not None and ours(driver.pane(pane), target.identity) is None:

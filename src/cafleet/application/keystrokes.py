@@ -208,12 +208,12 @@ class KeystrokeSender:
         return [job.outcome or PushOutcome.sent(job.target.backend.value, job.pane) for job in jobs]
 
     def _servers(self, jobs: Sequence[_Job]) -> list[_Server]:
-        servers: dict[tuple[str, str | None], _Server] = {}
+        servers: dict[tuple[str, str | None, str | None], _Server] = {}
         for job in jobs:
-            where = (job.target.backend.value, job.target.socket)
+            where = (job.target.backend.value, job.target.socket, job.target.host)
             if where not in servers:
                 try:
-                    driver = self._drivers(job.target.backend, job.target.socket)
+                    driver = self._drivers(job.target.backend, job.target.socket, job.target.host)
                 except CafleetError as exc:
                     job.fail(exc)
                     continue

@@ -83,7 +83,9 @@ class MemberRemoval:
 
     def _relayout(self, placement: Placement) -> None:
         with contextlib.suppress(CafleetError):  # layout is cosmetic
-            self._drivers(placement.backend, placement.socket).relayout(placement.window_id)
+            self._drivers(placement.backend, placement.socket, placement.host).relayout(
+                placement.window_id
+            )
 
 
 def _describe(closing: PaneClosing, timeout: float, forced: bool) -> tuple[str, str | None]:

@@ -72,12 +72,15 @@ class MemberPanes:
 
     def _placed(self, fleet_id: int, agent_id: int, verb: str) -> PlacedAgent:
         with self._uow() as uow:
-            return placed_agent(uow, fleet_id, agent_id, verb)
+            placed = placed_agent(uow, fleet_id, agent_id, verb)
+        target = placed.target
+        self._drivers(target.backend, target.socket, target.host)  # another host's: refused
+        return placed
 
     def capture(self, fleet_id: int, member_id: int, lines: int, *, ansi: bool) -> Capture:
         placed = self._placed(fleet_id, member_id, "capture")
         target = placed.target
-        driver = self._drivers(target.backend, target.socket)
+        driver = self._drivers(target.backend, target.socket, target.host)
         if ours(driver.pane(target.pane_id), target.identity) is None:
             raise PaneGone(target.pane_id)  # never show another pane that took the id
         content = driver.capture(target.pane_id, lines, ansi=ansi)

@@ -103,14 +103,14 @@ class MemberService:
         its agent status. Call it with no unit of work open: it runs the multiplexer."""
         if self._drivers is None:
             return views
-        listings: dict[tuple[Multiplexer, str | None], _Listing | None] = {}
+        listings: dict[tuple[Multiplexer, str | None, str | None], _Listing | None] = {}
         marked = []
         for view in views:
             placement = view.placement
             if placement is None or placement.pane_id is None or not placement.is_member:
                 marked.append(view)
                 continue
-            server = (placement.backend, placement.socket)
+            server = (placement.backend, placement.socket, placement.host)
             if server not in listings:
                 listings[server] = _listing(self._drivers, *server)
             listing = listings[server]
@@ -122,11 +122,13 @@ class MemberService:
         return marked
 
 
-def _listing(drivers: PaneDrivers, backend: Multiplexer, socket: str | None) -> _Listing | None:
+def _listing(
+    drivers: PaneDrivers, backend: Multiplexer, socket: str | None, host: str | None
+) -> _Listing | None:
     """A server's panes and the agent states it detects (herdr: from the same `pane.list`);
-    None when it cannot be asked: unknown rather than wrong."""
+    None when it cannot be asked (another host's, too): unknown rather than wrong."""
     try:
-        driver = drivers(backend, socket)
+        driver = drivers(backend, socket, host)
         panes = driver.list_panes()
         return panes, driver.agent_states() if isinstance(driver, AgentStates) else {}
     except CafleetError:

@@ -231,7 +231,7 @@ class MonitorService:
                 and target.role == AgentKind.MEMBER.value
             ):
                 self._notified.add(agent.agent_id)
-                driver = self._drivers(placement.backend, placement.socket)
+                driver = self._drivers(placement.backend, placement.socket, placement.host)
                 if isinstance(driver, PanePresentation):
                     with contextlib.suppress(CafleetError):  # cosmetic: never fails a tick
                         driver.notify(*blocked_notice(agent, view.fleet.fleet_id))
@@ -256,6 +256,7 @@ class MonitorService:
                 if a.card_kind is CardKind.MONITORING_MEMBER
                 and a.agent_id in placements
                 and not placements[a.agent_id].is_pending
+                and self._drivers.reaches(placements[a.agent_id].host)
             ),
             None,
         )
@@ -267,6 +268,7 @@ class MonitorService:
                 placement is None
                 or schedule is None
                 or kind not in (AgentKind.DIRECTOR, AgentKind.MEMBER)
+                or not self._drivers.reaches(placement.host)  # another host's monitor's
             ):
                 continue
             view.targets.append(_Target(agent, kind.value, placement, schedule))

@@ -276,9 +276,18 @@ class PaneDriver(Protocol):
 
 
 class PaneDrivers(Protocol):
-    """The driver for the server a placement recorded (backend and socket)."""
+    """The driver for the server a placement recorded (backend, socket and host)."""
 
-    def __call__(self, backend: Multiplexer, socket: str | None) -> PaneDriver: ...
+    def __call__(
+        self, backend: Multiplexer, socket: str | None, host: str | None = None
+    ) -> PaneDriver:
+        """Raises PaneElsewhere for a host other than this one (None: this one)."""
+        ...
+
+    def reaches(self, host: str | None) -> bool:
+        """Whether a pane recorded on `host` is on this machine (None: recorded before
+        hosts were, so taken to be)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -548,6 +557,7 @@ class PushTarget:
     ready: bool = True  # False while the member's agent is still starting
     launch_pad: str | None = None  # the member's private directory, for native channels
     identity: str | None = None  # the pane's recorded identity (Placement.identity)
+    host: str | None = None  # the machine of the pane (Placement.host)
 
     @staticmethod
     def of(placement: Placement) -> PushTarget:
@@ -563,6 +573,7 @@ class PushTarget:
             ready=not placement.is_starting,
             launch_pad=placement.launch_pad,
             identity=placement.identity,
+            host=placement.host,
         )
 
 

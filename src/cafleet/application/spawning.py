@@ -118,7 +118,7 @@ class MemberSpawner:
         if checked.spec.coding_agent is CodingAgent.OPENCODE:
             self._ensure_opencode_preset(self._context.home)
         agent, placement = self._register(request, checked)
-        driver = self._drivers(placement.backend, placement.socket)
+        driver = self._drivers(placement.backend, placement.socket, placement.host)
         identity = SpawnIdentity(request.fleet_id, agent.agent_id, request.director_id)
         prompt = render_prompt(request.prompt, identity.placeholders(checked.spec.coding_agent))
         beside = checked.director_placement.pane_id or ""
@@ -241,7 +241,7 @@ class MemberSpawner:
             )
             check_prompt(request.prompt)
             director = _director_placement(uow, request.fleet_id, request.director_id)
-        driver = self._drivers(director.backend, director.socket)
+        driver = self._drivers(director.backend, director.socket, director.host)
         pane = director.pane_id or ""
         if ours(driver.pane(pane), director.identity) is None:
             raise Invalid(f"the Director's pane {pane} is gone; cannot place a member beside it.")
@@ -305,6 +305,7 @@ class MemberSpawner:
                 director.socket,
                 checked.agent_commands,
                 identity_digest=secret_digest(checked.secret),
+                host=director.host,  # a member's pane opens beside its Director's
             )
             uow.placements.add(placement)
             if not request.monitor:

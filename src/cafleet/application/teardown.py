@@ -106,7 +106,7 @@ class PaneTeardown:
             self._clock.sleep(POLL_SECONDS)
 
     def _is_gone(self, target: PushTarget) -> bool:
-        driver = self._drivers(target.backend, target.socket)
+        driver = self._drivers(target.backend, target.socket, target.host)
         try:
             info = self._own_pane(target)
             if info is not None and info.dead:  # the agent left; the pane stayed (remain-on-exit)
@@ -119,14 +119,14 @@ class PaneTeardown:
         try:
             if self._own_pane(target) is None:
                 return None
-            driver = self._drivers(target.backend, target.socket)
+            driver = self._drivers(target.backend, target.socket, target.host)
             return driver.capture(target.pane_id, TAIL_LINES)
         except CafleetError:
             return None
 
     def _own_pane(self, target: PushTarget) -> PaneInfo | None:
         """The member's pane, or None when it is gone or another pane has its id now."""
-        info = self._drivers(target.backend, target.socket).pane(target.pane_id)
+        info = self._drivers(target.backend, target.socket, target.host).pane(target.pane_id)
         return ours(info, target.identity)
 
     def _may_close(self, target: PushTarget, info: PaneInfo) -> bool:
@@ -137,7 +137,7 @@ class PaneTeardown:
         return info.dead or self._keystrokes.agent_problem(target, info) is None
 
     def _kill(self, target: PushTarget, status: Closing) -> PaneClosing:
-        driver = self._drivers(target.backend, target.socket)
+        driver = self._drivers(target.backend, target.socket, target.host)
         try:
             info = driver.pane(target.pane_id)
             if info is not None and not self._may_close(target, info):

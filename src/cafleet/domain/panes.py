@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from cafleet.domain.errors import NotFound
+from cafleet.domain.errors import NotFound, Unavailable
 
 SHELL_NAMES = frozenset({
     "sh", "bash", "zsh", "fish", "dash", "ksh", "mksh", "ash", "tcsh", "csh",
@@ -65,6 +65,16 @@ class PaneGone(NotFound):
     def __init__(self, pane_id: str) -> None:
         super().__init__(f"pane {pane_id} not found")
         self.pane_id = pane_id
+
+
+class PaneElsewhere(Unavailable):
+    """A pane recorded on another machine: its pane id means nothing on this one."""
+
+    def __init__(self, host: str, here: str) -> None:
+        super().__init__(
+            f"the pane is on host {host!r}, not this one ({here!r}); run the command there"
+        )
+        self.host = host
 
 
 def ours(info: PaneInfo | None, identity: str | None) -> PaneInfo | None:

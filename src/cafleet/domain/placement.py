@@ -39,6 +39,7 @@ class PaneLocation:
     pane_id: str
     socket: str | None = None
     identity: str | None = None  # see Placement.identity
+    host: str | None = None  # see Placement.host
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,10 @@ class Placement:
     # placement's agent (the agent check) and never closed unless they do (teardown.py).
     identity: str | None = None
     identity_digest: str | None = None  # of the member's secret (domain/identity.py)
+    # The machine the pane lives on (CAFLEET_HOST, else its hostname): on a store that
+    # several machines share, a pane is only reached from its own host. None on rows from
+    # before migration 0007, taken to be on whichever host asks.
+    host: str | None = None
 
     @property
     def is_pending(self) -> bool:
@@ -108,4 +113,5 @@ def director_placement(
         ready_at=at,  # the Director's own pane: whatever runs there is already up
         ready_rule="director",
         identity=pane.identity,
+        host=pane.host,
     )

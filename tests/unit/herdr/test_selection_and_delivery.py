@@ -46,9 +46,11 @@ def herdr_env(server: FakeHerdrServer, **extra: str) -> dict[str, str]:
 
 
 def test_the_locator_reports_the_calling_herdr_pane(server: FakeHerdrServer) -> None:
-    located = EnvironmentPaneLocator(herdr_env(server)).current_pane()
+    located = EnvironmentPaneLocator(herdr_env(server, CAFLEET_HOST="laptop")).current_pane()
 
-    assert located == PaneLocation(Multiplexer.HERDR, "w1", "w1:t1", "w1:p1", server.socket_path)
+    assert located == PaneLocation(
+        Multiplexer.HERDR, "w1", "w1:t1", "w1:p1", server.socket_path, host="laptop"
+    )
 
 
 def test_the_locator_needs_herdr_pane_id(server: FakeHerdrServer) -> None:

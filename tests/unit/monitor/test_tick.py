@@ -3,6 +3,7 @@ recorded, and how many pane listings a tick costs (§9.3, §12)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -280,3 +281,21 @@ def test_a_watcher_on_its_own_server_is_listed_and_woken_there(make_fleet: Any) 
     assert report.woke
     assert len(fleet.wakes_typed()) == 1
     assert (fleet.driver.listings, elsewhere.listings) == (1, 1)
+
+
+# --------------------------------------------------------------------------- other hosts
+
+
+def test_a_member_on_another_host_is_left_to_that_host_and_its_pane_never_typed(
+    fleet: Any,
+) -> None:
+    remote = fleet.members["worker"]
+    with fleet.store(write=True) as uow:
+        placement = uow.placements.get(remote)
+        uow.placements.save(replace(placement, host="build-server"))
+        uow.commit()
+
+    report = claimed(fleet).tick(fleet.fleet_id)
+
+    assert [d.agent_id for d in report.due] == [fleet.director_id]
+    assert fleet.panes[remote].typed == []

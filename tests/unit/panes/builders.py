@@ -354,6 +354,7 @@ class PaneRig:
         starting: bool = False,
         legacy: bool = False,
         launch_pad: str | None = None,
+        host: str | None = None,
     ) -> Member:
         """A placed member. command=None records a pane that does not exist (gone);
         starting=True records a pane whose agent has not yet been seen ready. Its pane is
@@ -394,6 +395,7 @@ class PaneRig:
                     ready_rule=None if pane_id is None or starting else "wait",
                     identity=None if pane is None or legacy else self.driver.claim(pane.pane_id),
                     launch_pad=launch_pad,
+                    host=host,
                 )
             )
             if not monitor:

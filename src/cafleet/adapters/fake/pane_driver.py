@@ -13,7 +13,14 @@ from dataclasses import dataclass, field, replace
 from cafleet.application.pane_steps import OneByOne
 from cafleet.application.ports import PaneBatches, PaneDriver, PaneDrivers, PaneLocks, Typing
 from cafleet.domain.errors import CafleetError, Unavailable
-from cafleet.domain.panes import Key, PaneGone, PaneInfo, PromptAnswer, without_escapes
+from cafleet.domain.panes import (
+    Key,
+    PaneElsewhere,
+    PaneGone,
+    PaneInfo,
+    PromptAnswer,
+    without_escapes,
+)
 from cafleet.domain.placement import Multiplexer
 
 Typed = tuple[str, str]  # ("text" | "paste" | "key", value)
@@ -184,11 +191,19 @@ class FakePaneDriver(PaneDriver, PaneBatches):
 class FakePaneDrivers(PaneDrivers):
     """One fake server per (backend, socket), created on first use."""
 
-    def __init__(self) -> None:
+    def __init__(self, here: str = "here") -> None:
         self.servers: dict[tuple[Multiplexer, str | None], FakePaneDriver] = {}
+        self.here = here  # this process's host: panes recorded on any other are refused
 
-    def __call__(self, backend: Multiplexer, socket: str | None) -> FakePaneDriver:
+    def __call__(
+        self, backend: Multiplexer, socket: str | None, host: str | None = None
+    ) -> FakePaneDriver:
+        if not self.reaches(host):
+            raise PaneElsewhere(str(host), self.here)
         return self.servers.setdefault((backend, socket), FakePaneDriver(backend))
+
+    def reaches(self, host: str | None) -> bool:
+        return host is None or host == self.here
 
 
 class ThreadLocks(PaneLocks):

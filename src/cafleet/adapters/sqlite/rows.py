@@ -91,6 +91,7 @@ def placement_from(row: Row) -> Placement:
         row["launch_pad"],
         row["pane_identity"],
         row["identity_digest"],
+        row["host"],
     )
 
 
@@ -110,6 +111,7 @@ def placement_values(p: Placement) -> dict[str, Any]:
         "launch_pad": p.launch_pad,
         "pane_identity": p.identity,
         "identity_digest": p.identity_digest,
+        "host": p.host,
     }
 
 

@@ -66,6 +66,7 @@ agent_placements = Table(
     Column("launch_pad", String),
     Column("pane_identity", String),
     Column("identity_digest", String),
+    Column("host", String),  # None on rows from before hosts (migration 0007)
     Index("idx_placements_director", "director_agent_id"),
 )
 

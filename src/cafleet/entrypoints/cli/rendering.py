@@ -98,6 +98,7 @@ def placement_json(p: Placement) -> dict[str, Any]:
         "created_at": iso(p.created_at),
         "ready_at": iso(p.ready_at),
         "ready_rule": p.ready_rule,
+        "host": p.host,
     }
 
 

@@ -35,6 +35,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
         "launch_pad",
         "pane_identity",
         "identity_digest",
+        "host",
     ),
     "tasks": (
         "task_id",

@@ -1,0 +1,98 @@
+"""Placements record their host (`CAFLEET_HOST`, else the machine's name); a command run as
+another host never touches those panes (their ids mean nothing there) and says so in one
+line. Two hosts are simulated on one machine by CAFLEET_HOST alone."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from panes_support import PaneFleet
+
+pytestmark = pytest.mark.tmux
+
+OTHER = {"CAFLEET_HOST": "build-server"}
+
+
+def test_members_record_the_director_s_host_and_list_it(pane_fleet: PaneFleet) -> None:
+    fleet = pane_fleet
+    member = fleet.create_member("worker")
+
+    listed = fleet.json("member", "list", "--fleet-id", str(fleet.fleet_id))
+    [row] = [m for m in listed if m["agent_id"] == member.agent_id]
+    assert row["placement"]["host"] == os.uname().nodename
+    hosts = fleet.rows("SELECT agent_id, host FROM agent_placements ORDER BY agent_id")
+    assert {r["agent_id"]: r["host"] for r in hosts} == {
+        fleet.director: os.uname().nodename,
+        member.agent_id: os.uname().nodename,
+    }
+
+
+def test_pane_verbs_from_another_host_are_refused_in_one_line_and_type_nothing(
+    pane_fleet: PaneFleet,
+) -> None:
+    fleet = pane_fleet
+    member = fleet.create_member("worker")
+    before = fleet.tmux.capture(member.pane)
+
+    for verb in (("exec", "touch should-not-exist"), ("ping",), ("capture",)):
+        result = fleet.run("member", verb[0], *fleet.target(member.agent_id), *verb[1:],
+                           env=OTHER)  # fmt: skip
+        assert result.code != 0, result
+        assert result.stdout == ""
+        assert result.stderr == (
+            f"Error: the pane is on host {os.uname().nodename!r}, not this one"
+            " ('build-server'); run the command there\n"
+        ), result
+
+    assert not (fleet.tmp / "should-not-exist").exists()
+    assert fleet.tmux.capture(member.pane) == before
+    # from the member's own host the same verbs work as ever
+    assert "worker" in fleet.ok("member", "ping", *fleet.target(member.agent_id))
+
+
+def test_a_message_sent_from_another_host_is_stored_and_not_typed_here(
+    pane_fleet: PaneFleet,
+) -> None:
+    fleet = pane_fleet
+    member = fleet.create_member("worker")
+
+    out = fleet.ok("message", "send", "--fleet-id", str(fleet.fleet_id), "--agent-id",
+                   str(fleet.director), "--to", str(member.agent_id), "--text", "hello there",
+                   env=OTHER)  # fmt: skip
+
+    assert out.endswith(
+        f"preview failed: the pane is on host {os.uname().nodename!r}, not this one"
+        " ('build-server'); run the command there\n"
+    ), out
+    [task] = fleet.rows("SELECT * FROM tasks WHERE text = 'hello there'")
+    assert task["to_agent_id"] == member.agent_id
+    assert "hello there" not in fleet.tmux.capture(member.pane)
+
+
+def test_a_bad_cafleet_host_is_one_line(pane_fleet: PaneFleet) -> None:
+    fleet = pane_fleet
+    member = fleet.create_member("worker")
+
+    result = fleet.run("member", "ping", *fleet.target(member.agent_id),
+                       env={"CAFLEET_HOST": "not a host"})  # fmt: skip
+
+    assert result.code != 0
+    assert result.stderr.startswith("Error: CAFLEET_HOST must be 1-63 letters")
+    assert result.stderr.count("\n") == 1
+
+
+def test_member_create_beside_a_director_of_another_host_is_refused_and_stores_nothing(
+    pane_fleet: PaneFleet,
+) -> None:
+    fleet = pane_fleet
+    before = fleet.rows("SELECT agent_id FROM agents")
+
+    result = fleet.member_create("remote", *fleet.custom_options(["sleep", "60"]), env=OTHER)
+
+    assert result.code != 0, result
+    assert result.stderr == (
+        f"Error: the pane is on host {os.uname().nodename!r}, not this one ('build-server');"
+        " run the command there\n"
+    ), result
+    assert fleet.rows("SELECT agent_id FROM agents") == before
