@@ -193,9 +193,11 @@ class Components:
     def member_panes(self) -> MemberPanes:
         from cafleet.application.agent_shell import AgentServerShell
         from cafleet.application.member_panes import MemberPanes
+        from cafleet.application.relay import RelayClient
 
         shell = AgentServerShell(self.launch_pads, self.settings.profiles, self.clock)
-        return MemberPanes(self.uow, self.clock, self.pane_drivers, self.keystrokes, shell)
+        relay = RelayClient(self.uow, self.clock)
+        return MemberPanes(self.uow, self.clock, self.pane_drivers, self.keystrokes, shell, relay)
 
     def monitoring(self) -> MonitorService:
         from cafleet.adapters.process import SystemProcess
@@ -274,6 +276,7 @@ class Components:
         return MemberRemoval(self.uow, self.clock, self.pane_drivers, self.teardown)
 
     def messaging(self) -> MessagingService:
+        from cafleet.adapters.hosts import reach_of
         from cafleet.adapters.queue_drains import DrainProcess
         from cafleet.application.messaging import MessagingService
 
@@ -286,6 +289,7 @@ class Components:
             max_body_bytes=self.settings.max_body_bytes,
             drains=DrainProcess(self.env),
             gatherings=self.gatherings,
+            reaches=reach_of(self.env),
         )
 
     def members(self) -> MemberService:

@@ -19,6 +19,7 @@ from cafleet.adapters.fake.pane_driver import FakePaneDrivers, ThreadLocks
 from cafleet.adapters.fake.queue_drains import RecordingDrains
 from cafleet.adapters.fake.store import MemoryStore
 from cafleet.adapters.herdr.feed import HerdrStateFeeds
+from cafleet.adapters.hosts import this_host
 from cafleet.adapters.launch_pads import RuntimeLaunchPads
 from cafleet.adapters.locator import EnvironmentPaneLocator
 from cafleet.adapters.notify.pane import PaneNotifier
@@ -40,6 +41,7 @@ from cafleet.application.members import MemberService
 from cafleet.application.messaging import MessagingService
 from cafleet.application.monitoring import MonitorService
 from cafleet.application.receipts import ReceiptReader
+from cafleet.application.relay import RelayClient, RelayService
 from cafleet.application.teardown import PaneTeardown
 from cafleet.settings import Settings
 
@@ -95,6 +97,7 @@ class Container(containers.DeclarativeContainer):
         pane_drivers,
         keystrokes,
         providers.Singleton(AgentServerShell, launch_pads, settings.provided.profiles, clock),
+        providers.Singleton(RelayClient, uow, clock),
     )
     member_removal = providers.Factory(MemberRemoval, uow, clock, pane_drivers, teardown)
     process = providers.Singleton(SystemProcess)
@@ -121,6 +124,7 @@ class Container(containers.DeclarativeContainer):
         pane_locks,
         max_body_bytes=settings.provided.max_body_bytes,
         gatherings=gatherings,
+        reaches=pane_drivers.provided.reaches,
     )
     members = providers.Factory(
         MemberService,
@@ -131,6 +135,17 @@ class Container(containers.DeclarativeContainer):
     )
     admin = providers.Factory(
         AdminService, uow, clock, process, fleets, messaging, monitor, members
+    )
+    relay = providers.Factory(
+        lambda uow, clock, process, env, messaging, panes: RelayService(
+            uow, clock, process, this_host(env), messaging.drain_queued, panes.run_relayed
+        ),
+        uow,
+        clock,
+        process,
+        environ,
+        messaging,
+        member_panes,
     )
 
 

@@ -5,7 +5,10 @@ messages, each once. Runs on a private server (tests/support/postgres.py)."""
 from __future__ import annotations
 
 import json
+import os
+import shlex
 import subprocess
+import sys
 import threading
 import time
 from typing import Any
@@ -185,3 +188,45 @@ def test_twenty_concurrent_senders_lose_nothing(pg_fleet, env, send_loop, caflee
     assert len(set(ids)) == processes * per_process
     stamps = [r[0] for r in rows(postgres_url, "SELECT created_at FROM tasks ORDER BY task_id")]
     assert stamps == sorted(stamps)  # one writer at a time: ids in time order
+
+
+def test_a_relay_carries_out_what_another_host_left_for_its_panes(
+    pg_fleet: tuple[Any, dict[str, Any]], postgres_url: str, cafleet_argv: list[str], tmp_path
+):
+    """Two hosts on one PostgreSQL store: the fleet's panes are on this machine's name, and a
+    command run as CAFLEET_HOST=build-server leaves its pane work for this host's relay."""
+    cli, made = pg_fleet
+    fleet, director = str(made["fleet_id"]), str(made["director"]["agent_id"])
+    log = tmp_path / "worker.jsonl"
+    demo = shlex.join([sys.executable, "-m", "cafleet.demo_agent"])
+    member = cli.with_env(CAFLEET_DEMO_LOG=str(log), CAFLEET_SUBMIT_DELAY_CUSTOM="0.05").ok(
+        "member", "create", "--fleet-id", fleet, "--agent-id", director, "--name", "worker",
+        "--description", "w", "--coding-agent", "custom", "--agent-command", demo,
+        "--text", "You are a demo member.",
+    ).split()[0]  # fmt: skip
+    elsewhere = cli.with_env(CAFLEET_HOST="build-server")
+
+    sent = elsewhere.json("message", "send", "--fleet-id", fleet, "--agent-id", director,
+                          "--to", member, "--text", "across hosts")  # fmt: skip
+    assert sent["notification"] == {
+        "state": "pending", "transport": None, "reason": f"relay:{os.uname().nodename}",
+    }  # fmt: skip
+
+    relay = subprocess.Popen([*cafleet_argv, "relay", "--poll", "0.1"], env=cli.env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        task = sent["task"]["id"]
+        states: list[Any] = []
+        while time.monotonic() < deadline and states != [("sent",)]:
+            states = rows(postgres_url, f"SELECT state FROM deliveries WHERE task_id = {task}")
+            time.sleep(0.2)
+        assert states == [("sent",)]
+        screen = elsewhere.ok("member", "capture", "--fleet-id", fleet, "--member-id", member)
+        assert "across hosts" in screen
+    finally:
+        relay.terminate()
+        out, err = relay.communicate(timeout=30)
+    assert err == "", err
+    assert out.splitlines()[0] == f"relay started (host {os.uname().nodename!r}, pid {relay.pid})"
+    assert rows(postgres_url, "SELECT host FROM relays") == []

@@ -97,6 +97,25 @@ COLUMNS: dict[str, dict[str, tuple[str, bool]]] = {
         "channel": (TEXT, NULL),
         "confirmed_at": (TEXT, NULL),
     },
+    "relays": {
+        "host": (TEXT, NOT_NULL),
+        "pid": (INT, NOT_NULL),
+        "started_at": (TEXT, NOT_NULL),
+        "seen_at": (TEXT, NOT_NULL),
+    },
+    "relay_requests": {
+        "request_id": (INT, NOT_NULL),
+        "host": (TEXT, NOT_NULL),
+        "fleet_id": (INT, NOT_NULL),
+        "agent_id": (INT, NOT_NULL),
+        "verb": (TEXT, NOT_NULL),
+        "argument": (TEXT, NOT_NULL),
+        "state": (TEXT, NOT_NULL),
+        "answer": (TEXT, NULL),
+        "error_kind": (TEXT, NULL),
+        "created_at": (TEXT, NOT_NULL),
+        "answered_at": (TEXT, NULL),
+    },
 }
 # §3.2 does not state the nullability of these two; only their presence and type are checked
 NULLABILITY_UNSPECIFIED = {
@@ -113,6 +132,8 @@ PRIMARY_KEYS = {
     "monitor_runtime": "fleet_id",
     "skill_installs": "coding_agent",
     "deliveries": "delivery_id",
+    "relays": "host",
+    "relay_requests": "request_id",
 }
 AUTOINCREMENT_TABLES = {"fleets", "agents", "tasks", "deliveries"}
 
@@ -137,6 +158,7 @@ INDEXES = {
     ("tasks", ("from_agent_id", "status_timestamp"), False),
     ("deliveries", ("task_id", "recipient_agent_id", "attempt"), True),
     ("deliveries", ("state", "created_at"), False),
+    ("relay_requests", ("host", "state"), False),
 }
 
 DEFAULTS = {
@@ -230,7 +252,7 @@ def test_column_defaults(schema_db):
 
 def test_revision_record_is_one_row_at_head(schema_db):
     rows = schema_db.rows("SELECT version_num FROM alembic_version")
-    assert [r[0] for r in rows] == ["0007"]
+    assert [r[0] for r in rows] == ["0008"]
 
 
 def test_the_code_s_tables_agree_with_the_migrated_schema(schema_db):
@@ -314,6 +336,8 @@ def test_downgrading_to_0005_drops_only_the_later_columns(migrated, db, db_path)
     assert tasks == set(COLUMNS["tasks"]) - {"sender_verified"}
     assert placements == set(COLUMNS["agent_placements"]) - {"identity_digest", "host"}
     assert "AUTOINCREMENT" in db.scalar("SELECT sql FROM sqlite_master WHERE name = 'tasks'")
+    tables = {r["name"] for r in db.rows("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert not tables & {"relays", "relay_requests"}
 
 
 # --------------------------------------------------------------------------- connection policy

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from cafleet.domain.errors import Invalid
 
@@ -23,3 +23,12 @@ def this_host(env: Mapping[str, str]) -> str:
             f" letter or digit), got {named!r}"
         )
     return named
+
+
+def reach_of(env: Mapping[str, str]) -> Callable[[str | None], bool]:
+    """Whether a pane recorded on a host is on this one (a row with no host is taken to be)."""
+
+    def reaches(host: str | None) -> bool:
+        return host is None or host == this_host(env)
+
+    return reaches

@@ -13,11 +13,13 @@ from cafleet.application.agent_shell import AgentServerShell
 from cafleet.application.keystrokes import Keystrokes, KeystrokeSender
 from cafleet.application.lookups import active_agent, refuse_deleted_fleet
 from cafleet.application.ports import Clock, PaneDrivers, PushTarget, UnitOfWork, UnitOfWorkFactory
+from cafleet.application.relay import RelayClient
 from cafleet.domain.agent import Agent
 from cafleet.domain.delivery import DeliveryState, PushOutcome, describe_skip
 from cafleet.domain.digests import sha256_hex
 from cafleet.domain.errors import Invalid, NotFound, Unavailable
 from cafleet.domain.panes import PaneGone, ours, strip_ansi
+from cafleet.domain.relay import PaneVerb, RelayRequest
 
 
 @dataclass(frozen=True)
@@ -63,23 +65,39 @@ class MemberPanes:
         drivers: PaneDrivers,
         keystrokes: KeystrokeSender,
         shell: AgentServerShell | None = None,
+        relay: RelayClient | None = None,
     ) -> None:
         self._uow = uow
         self._clock = clock
         self._drivers = drivers
         self._keystrokes = keystrokes
         self._shell = shell
+        self._relay = relay  # None: a pane on another host is refused
 
     def _placed(self, fleet_id: int, agent_id: int, verb: str) -> PlacedAgent:
         with self._uow() as uow:
-            placed = placed_agent(uow, fleet_id, agent_id, verb)
+            return placed_agent(uow, fleet_id, agent_id, verb)
+
+    def _relayed(self, placed: PlacedAgent, verb: PaneVerb, argument: str) -> str | None:
+        """The answer of the pane's host's relay when the pane is on another host, else None
+        (the verb runs here)."""
         target = placed.target
-        self._drivers(target.backend, target.socket, target.host)  # another host's: refused
-        return placed
+        if self._drivers.reaches(target.host):
+            return None
+        assert target.host is not None
+        if self._relay is None:
+            self._drivers(target.backend, target.socket, target.host)  # raises PaneElsewhere
+        assert self._relay is not None
+        fleet_id = placed.agent.fleet_id
+        return self._relay.run(target.host, fleet_id, target.agent_id, verb, argument)
 
     def capture(self, fleet_id: int, member_id: int, lines: int, *, ansi: bool) -> Capture:
         placed = self._placed(fleet_id, member_id, "capture")
         target = placed.target
+        verb = PaneVerb.CAPTURE_ANSI if ansi else PaneVerb.CAPTURE
+        relayed = self._relayed(placed, verb, str(lines))
+        if relayed is not None:
+            return Capture(member_id, target.pane_id, lines, relayed, self._clock.now())
         driver = self._drivers(target.backend, target.socket, target.host)
         if ours(driver.pane(target.pane_id), target.identity) is None:
             raise PaneGone(target.pane_id)  # never show another pane that took the id
@@ -90,6 +108,8 @@ class MemberPanes:
 
     def exec(self, fleet_id: int, member_id: int, command: str) -> PlacedAgent:
         placed = self._placed(fleet_id, member_id, "exec")
+        if self._relayed(placed, PaneVerb.EXEC, command) is not None:
+            return placed
         outcome = None if self._shell is None else self._shell.run(placed.target, command)
         if outcome is None:  # the agent's server cannot take it: its shell mode is typed
             outcome = self._keystrokes.deliver(placed.target, Keystrokes.shell_command(command))
@@ -98,6 +118,8 @@ class MemberPanes:
 
     def ping(self, fleet_id: int, member_id: int) -> PlacedAgent:
         placed = self._placed(fleet_id, member_id, "ping")
+        if self._relayed(placed, PaneVerb.PING, "") is not None:
+            return placed
         outcome = self._keystrokes.deliver(
             placed.target, Keystrokes.poll_trigger(fleet_id, member_id)
         )
@@ -116,3 +138,15 @@ class MemberPanes:
             raise Unavailable(
                 f"send failed: {channel} did not deliver {what} to pane {target.pane_id}."
             )
+
+    def run_relayed(self, request: RelayRequest) -> str:
+        """A verb another host asked of this host's relay (domain/relay.py), run here."""
+        fleet_id, member_id = request.fleet_id, request.agent_id
+        if request.verb is PaneVerb.EXEC:
+            self.exec(fleet_id, member_id, request.argument)
+            return ""
+        if request.verb is PaneVerb.PING:
+            self.ping(fleet_id, member_id)
+            return ""
+        ansi = request.verb is PaneVerb.CAPTURE_ANSI
+        return self.capture(fleet_id, member_id, int(request.argument), ansi=ansi).content

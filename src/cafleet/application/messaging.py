@@ -9,7 +9,7 @@ second short transaction. A push failure never loses the message.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -44,6 +44,7 @@ from cafleet.domain.errors import Invalid, NotFound
 from cafleet.domain.identity import MemberCredential
 from cafleet.domain.message import Message, broadcast_summary, unicast
 from cafleet.domain.placement import Placement
+from cafleet.domain.relay import relay_note
 
 # a thread per recipient up to this many, so one gathering types into all panes at once
 BROADCAST_PUSH_WORKERS = 128
@@ -106,8 +107,10 @@ class MessagingService:
         queue_wait: float = QUEUE_WAIT_SECONDS,
         drains: QueueDrains | None = None,
         gatherings: Gatherings | None = None,
+        reaches: Callable[[str | None], bool] | None = None,
     ) -> None:
         self._uow = uow
+        self._reaches = reaches or (lambda host: True)  # None: every pane is on this host
         self._gatherings = gatherings  # shared with the keystroke sender: None, no batching
         self._clock = clock
         self._queue = DeliveryQueue(uow, clock, notifier, locks, queue_wait)
@@ -275,6 +278,10 @@ class MessagingService:
             return _skip_now(uow, delivery, SkipReason.NO_PLACEMENT)
         if placement.is_pending:
             return _skip_now(uow, delivery, SkipReason.PENDING_PANE)
+        if placement.host is not None and not self._reaches(placement.host):
+            relayed = replace(delivery, error=relay_note(placement.host))
+            uow.deliveries.add(relayed)  # queued for the relay of the pane's host
+            return _Planned(relayed, None)
         uow.deliveries.add(delivery)  # queued: the pane's queue announces it (delivery_queue)
         return _Planned(delivery, PushTarget.of(placement))
 
@@ -334,7 +341,7 @@ class MessagingService:
         for recipient in recipients:
             with self._uow() as uow:
                 placement = uow.placements.get(recipient)
-            if placement is not None and not placement.is_pending:
+            if placement is not None and not placement.is_pending and self._reaches(placement.host):
                 self._queue.deliver_queued(PushTarget.of(placement))
 
     def _deliver(self, job: _Planned) -> tuple[Delivery, bool]:

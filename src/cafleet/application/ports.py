@@ -25,6 +25,7 @@ from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule
 from cafleet.domain.panes import Key, PaneInfo, PromptAnswer
 from cafleet.domain.placement import CodingAgent, Multiplexer, PaneLocation, Placement
 from cafleet.domain.preview import preview
+from cafleet.domain.relay import RelayBeat, RelayRequest
 from cafleet.domain.skills import SkillHome, SkillInstall, SkillsCopied
 
 
@@ -192,6 +193,36 @@ class InstallRepository(Protocol):
         ...
 
 
+class RelayRepository(Protocol):
+    """Each host's relay beat and the pane requests addressed to hosts (domain/relay.py)."""
+
+    def beat(self, beat: RelayBeat) -> None:
+        """Insert or replace the beat of the beat's host."""
+        ...
+
+    def beats(self) -> list[RelayBeat]:
+        """Every host's last beat, by host."""
+        ...
+
+    def leave(self, host: str, pid: int) -> None:
+        """Remove the host's beat if this process wrote it (a relay stopping)."""
+        ...
+
+    def ask(self, request: RelayRequest) -> int:
+        """Store a pending request; its id."""
+        ...
+
+    def request(self, request_id: int) -> RelayRequest | None: ...
+
+    def pending(self, host: str) -> list[RelayRequest]:
+        """The host's pending requests, oldest first."""
+        ...
+
+    def settle(self, request: RelayRequest) -> None:
+        """Store a request's state and answer."""
+        ...
+
+
 class UnitOfWork(Protocol):
     fleets: FleetRepository
     agents: AgentRepository
@@ -200,6 +231,7 @@ class UnitOfWork(Protocol):
     deliveries: DeliveryRepository
     monitor: MonitorRepository
     installs: InstallRepository
+    relays: RelayRepository
 
     def __enter__(self) -> UnitOfWork: ...
     def __exit__(

@@ -28,7 +28,7 @@ def test_members_record_the_director_s_host_and_list_it(pane_fleet: PaneFleet) -
     }
 
 
-def test_pane_verbs_from_another_host_are_refused_in_one_line_and_type_nothing(
+def test_pane_verbs_from_another_host_with_no_relay_there_are_one_line_and_type_nothing(
     pane_fleet: PaneFleet,
 ) -> None:
     fleet = pane_fleet
@@ -41,8 +41,8 @@ def test_pane_verbs_from_another_host_are_refused_in_one_line_and_type_nothing(
         assert result.code != 0, result
         assert result.stdout == ""
         assert result.stderr == (
-            f"Error: the pane is on host {os.uname().nodename!r}, not this one"
-            " ('build-server'); run the command there\n"
+            f"Error: no relay of host {os.uname().nodename!r} is alive (never seen);"
+            " start `cafleet relay` on that host\n"
         ), result
 
     assert not (fleet.tmp / "should-not-exist").exists()
@@ -51,7 +51,7 @@ def test_pane_verbs_from_another_host_are_refused_in_one_line_and_type_nothing(
     assert "worker" in fleet.ok("member", "ping", *fleet.target(member.agent_id))
 
 
-def test_a_message_sent_from_another_host_is_stored_and_not_typed_here(
+def test_a_message_sent_from_another_host_is_stored_and_left_for_the_relay(
     pane_fleet: PaneFleet,
 ) -> None:
     fleet = pane_fleet
@@ -62,8 +62,8 @@ def test_a_message_sent_from_another_host_is_stored_and_not_typed_here(
                    env=OTHER)  # fmt: skip
 
     assert out.endswith(
-        f"preview failed: the pane is on host {os.uname().nodename!r}, not this one"
-        " ('build-server'); run the command there\n"
+        f"preview queued for host {os.uname().nodename!r}: its relay (`cafleet relay` there)"
+        " delivers it (`message show --full` tells the outcome)\n"
     ), out
     [task] = fleet.rows("SELECT * FROM tasks WHERE text = 'hello there'")
     assert task["to_agent_id"] == member.agent_id

@@ -29,6 +29,7 @@ from cafleet.application.lifecycle import MemberRemoval
 from cafleet.application.member_panes import MemberPanes
 from cafleet.application.messaging import START_WAIT_SECONDS, MessagingService
 from cafleet.application.ports import PaneLocks, PushTarget
+from cafleet.application.relay import RelayClient
 from cafleet.application.spawning import MemberSpawner, SpawnContext
 from cafleet.application.teardown import PaneTeardown
 from cafleet.domain.agent import Agent, CardKind
@@ -300,17 +301,38 @@ class PaneRig:
     def removal(self) -> MemberRemoval:
         return MemberRemoval(self.store, self.clock, self.drivers, self.teardown())
 
-    def member_panes(self) -> MemberPanes:
+    def member_panes(
+        self, drivers: FakePaneDrivers | None = None, relay: RelayClient | None = None
+    ) -> MemberPanes:
+        """The pane verbs as a process on the drivers' host runs them (the rig's by default)."""
         shell = AgentServerShell(self.pads, self.profiles(), self.clock)
-        return MemberPanes(self.store, self.clock, self.drivers, self.keystrokes(), shell)
+        drivers = drivers or self.drivers
+        return MemberPanes(self.store, self.clock, drivers, self.keystrokes(), shell, relay)
+
+    def on_host(self, host: str) -> FakePaneDrivers:
+        """The rig's fake servers as seen from a process on another host."""
+        drivers = FakePaneDrivers(here=host)
+        drivers.servers = self.drivers.servers
+        return drivers
 
     def messaging(
-        self, max_text_len: int = 200, start_wait: float | None = None
+        self,
+        max_text_len: int = 200,
+        start_wait: float | None = None,
+        drivers: FakePaneDrivers | None = None,
     ) -> MessagingService:
+        """Messaging as a process on the drivers' host runs it (the rig's by default)."""
         notifier = PaneNotifier(self.keystrokes(), max_text_len)
         wait = START_WAIT_SECONDS if start_wait is None else start_wait
+        reaches = (drivers or self.drivers).reaches
         return MessagingService(
-            self.store, self.clock, notifier, ThreadLocks(), wait, gatherings=self.gatherings
+            self.store,
+            self.clock,
+            notifier,
+            ThreadLocks(),
+            wait,
+            gatherings=self.gatherings,
+            reaches=reaches,
         )
 
     def spawner(

@@ -27,6 +27,7 @@ from cafleet.domain.fleet import Fleet
 from cafleet.domain.message import Message, MessageState, MessageType
 from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule
 from cafleet.domain.placement import Placement
+from cafleet.domain.relay import RelayBeat, RelayRequest, RequestState
 from cafleet.domain.skills import SkillInstall
 
 K = TypeVar("K", bound=Hashable)
@@ -56,6 +57,8 @@ class MemoryTables:
     schedules: dict[int, MonitorSchedule] = field(default_factory=dict)
     runtimes: dict[int, MonitorRuntime] = field(default_factory=dict)
     installs: dict[str, SkillInstall] = field(default_factory=dict)
+    beats: dict[str, RelayBeat] = field(default_factory=dict)
+    requests: dict[int, RelayRequest] = field(default_factory=dict)
     next_ids: dict[str, int] = field(default_factory=dict)
 
     def new_id(self, table: str) -> int:
@@ -401,6 +404,40 @@ class MemoryInstalls:
         self._t.installs[install.coding_agent] = install
 
 
+class MemoryRelays:
+    def __init__(self, t: MemoryTables) -> None:
+        self._t = t
+
+    def beat(self, beat: RelayBeat) -> None:
+        self._t.beats[beat.host] = beat
+
+    def beats(self) -> list[RelayBeat]:
+        return [self._t.beats[k] for k in sorted(self._t.beats)]
+
+    def leave(self, host: str, pid: int) -> None:
+        beat = self._t.beats.get(host)
+        if beat is not None and beat.pid == pid:
+            del self._t.beats[host]
+
+    def ask(self, request: RelayRequest) -> int:
+        request_id = self._t.new_id("relay_requests")
+        _insert(self._t.requests, request_id, replace(request, request_id=request_id))
+        return request_id
+
+    def request(self, request_id: int) -> RelayRequest | None:
+        return self._t.requests.get(request_id)
+
+    def pending(self, host: str) -> list[RelayRequest]:
+        return [
+            r
+            for _, r in sorted(self._t.requests.items())
+            if r.host == host and r.state is RequestState.PENDING
+        ]
+
+    def settle(self, request: RelayRequest) -> None:
+        _update(self._t.requests, request.request_id, request)
+
+
 class MemoryUnitOfWork(UnitOfWork):
     def __init__(self, owner: MemoryStore, *, write: bool) -> None:
         self._owner = owner
@@ -419,6 +456,7 @@ class MemoryUnitOfWork(UnitOfWork):
         self.deliveries = MemoryDeliveries(tables)
         self.monitor = MemoryMonitor(tables)
         self.installs = MemoryInstalls(tables)
+        self.relays = MemoryRelays(tables)
         return self
 
     def commit(self) -> None:

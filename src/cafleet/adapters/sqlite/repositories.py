@@ -27,6 +27,8 @@ from cafleet.adapters.sqlite.tables import (
     fleets,
     monitor_config,
     monitor_runtime,
+    relay_requests,
+    relays,
     skill_installs,
     tasks,
 )
@@ -37,6 +39,7 @@ from cafleet.domain.fleet import Fleet
 from cafleet.domain.message import Message, MessageState, MessageType
 from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule
 from cafleet.domain.placement import Placement
+from cafleet.domain.relay import RelayBeat, RelayRequest, RequestState
 from cafleet.domain.skills import SkillInstall
 
 _IN_CHUNK = 500
@@ -537,3 +540,47 @@ class SqlInstalls:
             self._c.execute(
                 insert(skill_installs).values(coding_agent=install.coding_agent, **values)
             )
+
+
+class SqlRelays:
+    def __init__(self, conn: Connection) -> None:
+        self._c = conn
+
+    def beat(self, beat: RelayBeat) -> None:
+        values = rows.beat_values(beat)
+        changed = self._c.execute(update(relays).where(relays.c.host == beat.host).values(values))
+        if changed.rowcount == 0:
+            self._c.execute(insert(relays).values(host=beat.host, **values))
+
+    def beats(self) -> list[RelayBeat]:
+        query = select(relays).order_by(relays.c.host)
+        return [rows.beat_from(r) for r in self._c.execute(query).mappings()]
+
+    def leave(self, host: str, pid: int) -> None:
+        self._c.execute(delete(relays).where(relays.c.host == host, relays.c.pid == pid))
+
+    def ask(self, request: RelayRequest) -> int:
+        return _new_id(self._c.execute(insert(relay_requests).values(rows.request_values(request))))
+
+    def request(self, request_id: int) -> RelayRequest | None:
+        query = select(relay_requests).where(relay_requests.c.request_id == request_id)
+        row = self._c.execute(query).mappings().first()
+        return None if row is None else rows.request_from(row)
+
+    def pending(self, host: str) -> list[RelayRequest]:
+        query = (
+            select(relay_requests)
+            .where(
+                relay_requests.c.host == host,
+                relay_requests.c.state == RequestState.PENDING.value,
+            )
+            .order_by(relay_requests.c.request_id)
+        )
+        return [rows.request_from(r) for r in self._c.execute(query).mappings()]
+
+    def settle(self, request: RelayRequest) -> None:
+        self._c.execute(
+            update(relay_requests)
+            .where(relay_requests.c.request_id == request.request_id)
+            .values(rows.request_values(request))
+        )

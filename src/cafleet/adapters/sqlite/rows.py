@@ -11,6 +11,7 @@ from cafleet.domain.fleet import Fleet
 from cafleet.domain.message import Message, MessageState, MessageType
 from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule
 from cafleet.domain.placement import CodingAgent, Multiplexer, Placement
+from cafleet.domain.relay import PaneVerb, RelayBeat, RelayRequest, RequestState
 
 Row = Any  # a row read by column name: sqlite3.Row, or a SQLAlchemy RowMapping
 
@@ -217,4 +218,49 @@ def runtime_values(r: MonitorRuntime) -> dict[str, Any]:
         "started_at": ts(r.started_at),
         "last_tick_at": ts(r.last_tick_at),
         "tick_seconds": r.tick_seconds,
+    }
+
+
+def beat_from(row: Row) -> RelayBeat:
+    return RelayBeat(
+        row["host"], row["pid"], required_dt(row["started_at"]), required_dt(row["seen_at"])
+    )
+
+
+def beat_values(beat: RelayBeat) -> dict[str, Any]:
+    return {
+        "pid": beat.pid,
+        "started_at": ts(beat.started_at),
+        "seen_at": ts(beat.seen_at),
+    }
+
+
+def request_from(row: Row) -> RelayRequest:
+    return RelayRequest(
+        row["host"],
+        row["fleet_id"],
+        row["agent_id"],
+        PaneVerb(row["verb"]),
+        row["argument"],
+        required_dt(row["created_at"]),
+        row["request_id"],
+        RequestState(row["state"]),
+        row["answer"],
+        row["error_kind"],
+        dt(row["answered_at"]),
+    )
+
+
+def request_values(r: RelayRequest) -> dict[str, Any]:
+    return {
+        "host": r.host,
+        "fleet_id": r.fleet_id,
+        "agent_id": r.agent_id,
+        "verb": r.verb.value,
+        "argument": r.argument,
+        "state": r.state.value,
+        "answer": r.answer,
+        "error_kind": r.error_kind,
+        "created_at": ts(r.created_at),
+        "answered_at": ts(r.answered_at),
     }

@@ -151,3 +151,29 @@ deliveries = Table(
     Index("idx_deliveries_state_created", "state", "created_at"),
     sqlite_autoincrement=True,
 )
+
+relays = Table(
+    "relays",
+    metadata,
+    Column("host", String, primary_key=True),
+    Column("pid", Integer, nullable=False),
+    Column("started_at", String, nullable=False),
+    Column("seen_at", String, nullable=False),
+)
+
+relay_requests = Table(
+    "relay_requests",
+    metadata,
+    Column("request_id", Integer, primary_key=True, autoincrement=True),
+    Column("host", String, nullable=False),
+    Column("fleet_id", Integer, nullable=False),
+    Column("agent_id", Integer, nullable=False),
+    Column("verb", String, nullable=False),
+    Column("argument", String, nullable=False),
+    Column("state", String, nullable=False),
+    Column("answer", String),
+    Column("error_kind", String),
+    Column("created_at", String, nullable=False),
+    Column("answered_at", String),
+    Index("idx_relay_requests_host_state", "host", "state"),
+)

@@ -26,6 +26,7 @@ from cafleet.adapters.sqlite.repositories import (
     SqlMessages,
     SqlMonitor,
     SqlPlacements,
+    SqlRelays,
 )
 from cafleet.adapters.sqlite.transactions import REVISION_QUERY, begun, require_head
 from cafleet.application.ports import UnitOfWork, UnitOfWorkFactory
@@ -74,6 +75,7 @@ class SqlUnitOfWork(UnitOfWork):
         self.deliveries = SqlDeliveries(conn)
         self.monitor = SqlMonitor(conn)
         self.installs = SqlInstalls(conn)
+        self.relays = SqlRelays(conn)
         return self
 
     def _begin(self) -> Connection:

@@ -38,6 +38,11 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
         "monitor",
         "Run and inspect the fleet's heartbeat monitor.",
     ),
+    "relay": (
+        "cafleet.entrypoints.cli.relay",
+        "relay",
+        "Carry out pane work left for this host by other hosts' commands.",
+    ),
     "server": (
         "cafleet.entrypoints.cli.server",
         "server",

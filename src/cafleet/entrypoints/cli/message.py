@@ -61,6 +61,14 @@ def undelivered_line(delivery: Delivery) -> str | None:
     if delivery.state is DeliveryState.SENT:
         return None
     if delivery.state is DeliveryState.PENDING:
+        from cafleet.domain.relay import relayed_host
+
+        host = relayed_host(delivery.error)
+        if host is not None:
+            return (
+                f"preview queued for host {host!r}: its relay (`cafleet relay` there) delivers"
+                " it (`message show --full` tells the outcome)"
+            )
         return (
             "preview queued: another cafleet process is delivering to this pane and delivers"
             " it next, in order (`message show --full` tells the outcome)"

@@ -48,33 +48,13 @@ stop it with the pid that `monitor status` shows:
 )
 @click.pass_context
 def start(ctx: click.Context, fleet_id: int | None, tick: int) -> None:
-    import os
-    import signal
-    import sys
-
     from cafleet.container import build_container
+    from cafleet.entrypoints.cli.foreground import echo_out, stop_on_signals
     from cafleet.entrypoints.monitor.loop import run_loop
 
     fid = require_fleet_id(fleet_id)
     container = build_container(app_of(ctx).components.settings)
-    stopping: list[int] = []
-
-    def on_signal(signum: int, _frame: object) -> None:
-        stopping.append(signum)
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-
-    def out(line: str) -> None:
-        try:
-            click.echo(line)
-            sys.stdout.flush()
-        except BrokenPipeError:
-            # the reader left: later writes, and the flush at exit, go nowhere instead
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-            os.close(devnull)
-            raise
+    should_stop = stop_on_signals()
 
     feeds = container.state_feeds()
     try:
@@ -84,8 +64,8 @@ def start(ctx: click.Context, fleet_id: int | None, tick: int) -> None:
             fid,
             tick,
             pid=container.process().pid(),
-            should_stop=lambda: bool(stopping),
-            out=out,
+            should_stop=should_stop,
+            out=echo_out,
             err=lambda line: click.echo(line, err=True),
         )
     finally:

@@ -31,6 +31,7 @@ from cafleet.application.ports import (
     MessageRepository,
     MonitorRepository,
     PlacementRepository,
+    RelayRepository,
 )
 from cafleet.domain.agent import Agent, AgentStatus
 from cafleet.domain.delivery import Delivery, DeliveryState
@@ -38,6 +39,7 @@ from cafleet.domain.fleet import Fleet
 from cafleet.domain.message import Message, MessageState, MessageType
 from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule
 from cafleet.domain.placement import Placement
+from cafleet.domain.relay import RelayBeat, RelayRequest, RequestState
 from cafleet.domain.skills import SkillInstall
 
 SUMMARY = MessageType.BROADCAST_SUMMARY.value
@@ -414,3 +416,31 @@ class DirectInstalls(_Sql, InstallRepository):
         where = "coding_agent = ?"
         if self._update("skill_installs", values, where, install.coding_agent) == 0:
             self._run(*insert("skill_installs", {"coding_agent": install.coding_agent, **values}))
+
+
+class DirectRelays(_Sql, RelayRepository):
+    def beat(self, beat: RelayBeat) -> None:
+        values = rows.beat_values(beat)
+        if self._update("relays", values, "host = ?", beat.host) == 0:
+            self._insert("relays", {"host": beat.host, **values})
+
+    def beats(self) -> list[RelayBeat]:
+        return [rows.beat_from(r) for r in self._all(f"{select_all('relays')} ORDER BY host")]
+
+    def leave(self, host: str, pid: int) -> None:
+        self._run("DELETE FROM relays WHERE host = ? AND pid = ?", [host, pid])
+
+    def ask(self, request: RelayRequest) -> int:
+        return self._insert("relay_requests", rows.request_values(request))
+
+    def request(self, request_id: int) -> RelayRequest | None:
+        found = self._first(f"{select_all('relay_requests')} WHERE request_id = ?", [request_id])
+        return None if found is None else rows.request_from(found)
+
+    def pending(self, host: str) -> list[RelayRequest]:
+        sql = f"{select_all('relay_requests')} WHERE host = ? AND state = ? ORDER BY request_id"
+        return [rows.request_from(r) for r in self._all(sql, [host, RequestState.PENDING.value])]
+
+    def settle(self, request: RelayRequest) -> None:
+        values = rows.request_values(request)
+        self._update("relay_requests", values, "request_id = ?", request.request_id)

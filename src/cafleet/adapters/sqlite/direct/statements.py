@@ -74,6 +74,20 @@ COLUMNS: dict[str, tuple[str, ...]] = {
         "channel",
         "confirmed_at",
     ),
+    "relays": ("host", "pid", "started_at", "seen_at"),
+    "relay_requests": (
+        "request_id",
+        "host",
+        "fleet_id",
+        "agent_id",
+        "verb",
+        "argument",
+        "state",
+        "answer",
+        "error_kind",
+        "created_at",
+        "answered_at",
+    ),
 }
 
 IN_CHUNK = 500  # ids bound per IN list: far below SQLite's variable limit

@@ -17,6 +17,7 @@ from cafleet.adapters.sqlite.direct.repositories import (
     DirectMessages,
     DirectMonitor,
     DirectPlacements,
+    DirectRelays,
 )
 from cafleet.adapters.sqlite.direct.transaction import Transaction
 from cafleet.adapters.sqlite.errors import as_cafleet_error, is_driver_error, translated
@@ -70,6 +71,7 @@ class DirectUnitOfWork(UnitOfWork):
         self.deliveries = DirectDeliveries(transaction)
         self.monitor = DirectMonitor(transaction)
         self.installs = DirectInstalls(transaction)
+        self.relays = DirectRelays(transaction)
         return self
 
     @property

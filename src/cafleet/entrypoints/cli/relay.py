@@ -1,0 +1,44 @@
+"""`cafleet relay`: this host's relay, in the foreground (docs/multi-host.md)."""
+
+from __future__ import annotations
+
+import click
+
+from cafleet.entrypoints.cli.app import CafleetCommand, app_of
+
+RELAY_HELP = """Carry out the pane work that commands on other hosts leave for this one.
+
+Run one relay on each host that has member panes, when the fleet's store is shared by
+several machines (PostgreSQL). It delivers the messages sent to this host's members from
+elsewhere, and runs the pane verbs (capture, ping, exec) asked of them, until Ctrl-C or
+SIGTERM. Work left while it was down is carried out when it starts. This host's name is
+CAFLEET_HOST, else the machine's name.
+"""
+
+
+@click.command("relay", cls=CafleetCommand, help=RELAY_HELP)
+@click.option(
+    "--poll",
+    "poll_seconds",
+    type=click.FloatRange(0.05, 60),
+    default=0.25,
+    show_default=True,
+    help="Seconds between looks for new work.",
+)
+@click.pass_context
+def relay(ctx: click.Context, poll_seconds: float) -> None:
+    from cafleet.container import build_container
+    from cafleet.entrypoints.cli.foreground import echo_out, stop_on_signals
+    from cafleet.entrypoints.relay.loop import run_relay
+
+    container = build_container(app_of(ctx).components.settings)
+    should_stop = stop_on_signals()
+    code = run_relay(
+        container.relay(),
+        container.clock(),
+        poll_seconds,
+        should_stop=should_stop,
+        out=echo_out,
+        err=lambda line: click.echo(line, err=True),
+    )
+    ctx.exit(code)

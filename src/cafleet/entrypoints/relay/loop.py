@@ -1,0 +1,66 @@
+"""The relay loop: claim this host's relay, carry out its work until told to stop, leave.
+
+Like the monitor loop it survives transient faults (each one stderr line, repeated at most
+once a minute) and stops on a signal or when another relay of the host took over.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+
+from cafleet.application.ports import Clock
+from cafleet.application.relay import RelayService, RelayTick
+from cafleet.domain.errors import CafleetError
+from cafleet.domain.relay import RequestState
+from cafleet.entrypoints.loop_output import (
+    Echo,
+    Throttle,
+    escaping,
+    iso_now,
+    one_round,
+    sleep_unless_stopped,
+    until_closed,
+)
+
+
+def run_relay(
+    service: RelayService,
+    clock: Clock,
+    poll_seconds: float,
+    *,
+    should_stop: Callable[[], bool],
+    out: Echo,
+    err: Echo,
+) -> int:
+    """Exit status: 0 on a signal, 1 when displaced."""
+    err = escaping(err)
+    out = escaping(until_closed(out, err, "the relay"))
+    beat = service.start()
+    out(f"relay started (host {beat.host!r}, pid {beat.pid})")
+    complaints = Throttle(clock, err)
+    try:
+        while not should_stop():
+            tick = one_round(service.tick, clock, complaints, "relay round")
+            if tick is not None and tick.displaced:
+                out("relay stopped: another relay of this host took over")
+                return 1
+            if tick is not None:
+                _report(tick, clock, out)
+            sleep_unless_stopped(clock, poll_seconds, should_stop)
+    finally:
+        with contextlib.suppress(CafleetError):
+            service.stop()
+    out("relay stopped")
+    return 0
+
+
+def _report(tick: RelayTick, clock: Clock, out: Echo) -> None:
+    now = iso_now(clock)
+    if tick.delivered_to:
+        agents = ", ".join(map(str, tick.delivered_to))
+        out(f"{now} delivered the queued messages of agents {agents}")
+    for request in tick.answered:
+        outcome = "done" if request.state is RequestState.DONE else f"failed: {request.answer}"
+        what = f"{request.verb.value} of agent {request.agent_id}"
+        out(f"{now} {what} (request {request.request_id}): {outcome}")
