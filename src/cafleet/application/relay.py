@@ -12,14 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from cafleet.application.ports import Clock, ProcessIdentity, UnitOfWork, UnitOfWorkFactory
-from cafleet.domain.errors import (
-    CafleetError,
-    Conflict,
-    ErrorKind,
-    Invalid,
-    NotFound,
-    Unavailable,
-)
+from cafleet.domain.errors import CafleetError, Conflict, ErrorKind, Unavailable, error_of_kind
 from cafleet.domain.relay import (
     RELAY_ANSWER_SECONDS,
     RELAY_BEAT_SECONDS,
@@ -31,12 +24,6 @@ from cafleet.domain.relay import (
 )
 
 ANSWER_POLL_SECONDS = 0.05
-_ERRORS: dict[str, type[CafleetError]] = {
-    ErrorKind.NOT_FOUND.value: NotFound,
-    ErrorKind.CONFLICT.value: Conflict,
-    ErrorKind.INVALID.value: Invalid,
-    ErrorKind.UNAVAILABLE.value: Unavailable,
-}
 
 # runs one verb on this host's pane: (request) -> the answer text; raises a CafleetError
 VerbRunner = Callable[[RelayRequest], str]
@@ -86,12 +73,7 @@ class RelayService:
         with self._uow(write=True) as uow:
             now = self._clock.now()
             current = beat_of(uow, self.host)
-            if (
-                current is not None
-                and current.pid != pid
-                and current.is_alive(now)
-                and self._process.alive(current.pid)
-            ):
+            if current is not None and current.holds_against(pid, now, self._process.alive):
                 raise Conflict(
                     f"a relay for host {self.host!r} is already running (pid {current.pid})"
                 )
@@ -213,5 +195,4 @@ class RelayClient:
 def _answer_of(request: RelayRequest) -> str:
     if request.state is RequestState.DONE:
         return request.answer or ""
-    error = _ERRORS.get(request.error_kind or "", Unavailable)
-    raise error(request.answer or "the relay gave no reason")
+    raise error_of_kind(request.error_kind or "", request.answer or "the relay gave no reason")

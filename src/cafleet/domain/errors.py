@@ -79,3 +79,10 @@ class DatabaseBusy(Unavailable):
             "database is busy (other cafleet processes held the write lock for more than 60s);"
             " retry the command."
         )
+
+
+def error_of_kind(kind: str, message: str) -> CafleetError:
+    """An error of the kind named by its value (as stored for another process to raise);
+    an unknown kind is taken to be `unavailable`."""
+    by_kind = {cls.kind.value: cls for cls in (NotFound, Conflict, Invalid, Unavailable)}
+    return by_kind.get(kind, Unavailable)(message)

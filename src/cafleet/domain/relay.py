@@ -6,6 +6,7 @@ its panes waits in the store (queued deliveries, pane requests) until a live rel
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -36,6 +37,11 @@ class RelayBeat:
 
     def is_alive(self, now: datetime) -> bool:
         return now - self.seen_at <= timedelta(seconds=RELAY_ALIVE_SECONDS)
+
+    def holds_against(self, pid: int, now: datetime, alive: Callable[[int], bool]) -> bool:
+        """Whether this beat keeps process `pid` (on the beat's host) from being its relay:
+        another process's, fresh, and that process still exists."""
+        return self.pid != pid and self.is_alive(now) and alive(self.pid)
 
 
 class RequestState(StrEnum):
