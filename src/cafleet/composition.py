@@ -36,12 +36,15 @@ if TYPE_CHECKING:
         PaneLocks,
         UnitOfWorkFactory,
     )
+    from cafleet.application.relay import RelayClient, RelayService
     from cafleet.application.setup import SkillsService
     from cafleet.application.spawning import MemberSpawner
     from cafleet.application.teardown import PaneTeardown
     from cafleet.domain.agent_homes import AgentHomes
 
 T = TypeVar("T")
+
+RELAY_WORKERS = 4  # pane requests a relay runs at once (a spawn waits for its agent)
 
 
 class _Deferred:
@@ -188,16 +191,51 @@ class Components:
         from cafleet.application.fleets import FleetService
 
         teardown = deferred(lambda: self.teardown)  # only `fleet delete` closes panes
-        return FleetService(self.uow, self.clock, self.locator, teardown, self.pane_drivers)
+        return FleetService(
+            self.uow, self.clock, self.locator, teardown, self.pane_drivers, self.relay_client
+        )
+
+    @cached_property
+    def relay_client(self) -> RelayClient:
+        """Pane work for another host's panes, asked of that host's relay."""
+        from cafleet.application.relay import RelayClient
+
+        return RelayClient(self.uow, self.clock)
 
     def member_panes(self) -> MemberPanes:
         from cafleet.application.agent_shell import AgentServerShell
         from cafleet.application.member_panes import MemberPanes
-        from cafleet.application.relay import RelayClient
 
         shell = AgentServerShell(self.launch_pads, self.settings.profiles, self.clock)
-        relay = RelayClient(self.uow, self.clock)
-        return MemberPanes(self.uow, self.clock, self.pane_drivers, self.keystrokes, shell, relay)
+        return MemberPanes(
+            self.uow, self.clock, self.pane_drivers, self.keystrokes, shell, self.relay_client
+        )
+
+    def relay(self) -> RelayService:
+        """This host's relay: the verbs other hosts ask of it run as this host's commands
+        would (the same composition), its deliveries as a drainer's."""
+        from cafleet.adapters.hosts import this_host
+        from cafleet.adapters.process import SystemProcess
+        from cafleet.application.members import PaneSurvey
+        from cafleet.application.receipts import ReceiptReader, ReceiptRecorder
+        from cafleet.application.relay import RelayDuties, RelayService
+        from cafleet.application.relay_verbs import RelayedVerbs, pane_of_process
+
+        host = this_host(self.env)
+        verbs = RelayedVerbs(
+            self.member_panes, self.member_spawner, self.member_removal, self.fleets
+        )
+        reader = ReceiptReader(self.launch_pads, self.settings.profiles, self.codex_threads)
+        duties = RelayDuties(
+            drain=self.messaging().drain_queued,
+            run_verb=verbs,
+            read_panes=lambda placements: PaneSurvey(
+                self.pane_drivers, self.agent_statuses
+            ).reports(placements, host),
+            record_receipts=ReceiptRecorder(self.uow, reader).record,
+            own_pane=lambda: pane_of_process(self.locator, self.pane_drivers),
+        )
+        return RelayService(self.uow, self.clock, SystemProcess(), host, duties, RELAY_WORKERS)
 
     def monitoring(self) -> MonitorService:
         from cafleet.adapters.process import SystemProcess
@@ -268,12 +306,15 @@ class Components:
             lambda _home: ensure_opencode_preset(preset),  # where opencode looks, not under HOME
             self.launch_pads,
             self.settings.profiles,
+            self.relay_client,
         )
 
     def member_removal(self) -> MemberRemoval:
         from cafleet.application.lifecycle import MemberRemoval
 
-        return MemberRemoval(self.uow, self.clock, self.pane_drivers, self.teardown)
+        return MemberRemoval(
+            self.uow, self.clock, self.pane_drivers, self.teardown, self.relay_client
+        )
 
     def messaging(self) -> MessagingService:
         from cafleet.adapters.hosts import reach_of

@@ -19,7 +19,6 @@ from cafleet.adapters.fake.pane_driver import FakePaneDrivers, ThreadLocks
 from cafleet.adapters.fake.queue_drains import RecordingDrains
 from cafleet.adapters.fake.store import MemoryStore
 from cafleet.adapters.herdr.feed import HerdrStateFeeds
-from cafleet.adapters.hosts import this_host
 from cafleet.adapters.launch_pads import RuntimeLaunchPads
 from cafleet.adapters.locator import EnvironmentPaneLocator
 from cafleet.adapters.notify.pane import PaneNotifier
@@ -41,7 +40,7 @@ from cafleet.application.members import MemberService
 from cafleet.application.messaging import MessagingService
 from cafleet.application.monitoring import MonitorService
 from cafleet.application.receipts import ReceiptReader
-from cafleet.application.relay import RelayClient, RelayService
+from cafleet.application.relay import RelayClient
 from cafleet.application.teardown import PaneTeardown
 from cafleet.settings import Settings
 
@@ -88,8 +87,11 @@ class Container(containers.DeclarativeContainer):
     locator = providers.Singleton(EnvironmentPaneLocator, environ)
 
     teardown = providers.Singleton(PaneTeardown, keystrokes, pane_drivers, clock)
+    relay_client = providers.Singleton(RelayClient, uow, clock)  # another host's pane work
 
-    fleets = providers.Factory(FleetService, uow, clock, locator, teardown, pane_drivers)
+    fleets = providers.Factory(
+        FleetService, uow, clock, locator, teardown, pane_drivers, relay_client
+    )
     member_panes = providers.Factory(
         MemberPanes,
         uow,
@@ -97,9 +99,11 @@ class Container(containers.DeclarativeContainer):
         pane_drivers,
         keystrokes,
         providers.Singleton(AgentServerShell, launch_pads, settings.provided.profiles, clock),
-        providers.Singleton(RelayClient, uow, clock),
+        relay_client,
     )
-    member_removal = providers.Factory(MemberRemoval, uow, clock, pane_drivers, teardown)
+    member_removal = providers.Factory(
+        MemberRemoval, uow, clock, pane_drivers, teardown, relay_client
+    )
     process = providers.Singleton(SystemProcess)
     # herdr's pushed agent states: only the monitor loop asks for them (`monitor(feeds=...)`)
     state_feeds = providers.Singleton(HerdrStateFeeds, environ)
@@ -115,6 +119,7 @@ class Container(containers.DeclarativeContainer):
         agent_statuses,
         providers.Singleton(ReceiptReader, launch_pads, settings.provided.profiles, codex_threads),
         drains=drains,
+        relay=relay_client,
     )
     messaging = providers.Factory(
         MessagingService,
@@ -135,17 +140,6 @@ class Container(containers.DeclarativeContainer):
     )
     admin = providers.Factory(
         AdminService, uow, clock, process, fleets, messaging, monitor, members
-    )
-    relay = providers.Factory(
-        lambda uow, clock, process, env, messaging, panes: RelayService(
-            uow, clock, process, this_host(env), messaging.drain_queued, panes.run_relayed
-        ),
-        uow,
-        clock,
-        process,
-        environ,
-        messaging,
-        member_panes,
     )
 
 

@@ -1,14 +1,16 @@
-"""RelayRepository: beats and pane requests read back through the port over every store of
-the contract."""
+"""RelayRepository: beats, pane requests and pane reports read back through the port over
+every store of the contract."""
 
 from __future__ import annotations
 
 import pytest
 
 from cafleet.application.ports import UnitOfWorkFactory
-from cafleet.domain.relay import PaneVerb, RelayBeat, RelayRequest, RequestState
+from cafleet.domain.agent_status import AgentStatus, StatusReport
+from cafleet.domain.placement import Multiplexer, PaneLocation, PaneState
+from cafleet.domain.relay import PaneReport, PaneVerb, RelayBeat, RelayRequest, RequestState
 
-from .records import ODD_STAMP, ODD_TEXT, T0, assert_same, at
+from .records import ODD_STAMP, ODD_TEXT, T0, assert_same, at, stamps
 
 
 def test_a_beat_is_replaced_per_host_and_left_only_by_its_own_process(
@@ -86,3 +88,59 @@ def test_a_failed_request_keeps_its_error_kind(store: UnitOfWorkFactory) -> None
         "not_found",
         "pane %9 not found",
     )
+
+
+def test_a_beat_keeps_the_relay_s_pane_and_a_beat_without_one_forgets_it(
+    store: UnitOfWorkFactory,
+) -> None:
+    pane = PaneLocation(Multiplexer.HERDR, "w1", "t2", "w1:p3", "/run/h.sock", "9:42", "b-host")
+    with store(write=True) as uow:
+        uow.relays.beat(RelayBeat("b-host", 7, T0, T0, pane))
+        uow.relays.beat(RelayBeat("a-host", 9, T0, T0))
+        uow.commit()
+    with store() as uow:
+        a_host, b_host = uow.relays.beats()
+    assert (a_host.pane, b_host.pane) == (None, pane)
+
+    with store(write=True) as uow:
+        uow.relays.beat(RelayBeat("b-host", 7, T0, at(1)))
+        uow.commit()
+    with store() as uow:
+        assert [b.pane for b in uow.relays.beats()] == [None, None]
+
+
+def test_a_host_s_reports_replace_its_last_and_leave_other_hosts_alone(
+    store: UnitOfWorkFactory,
+) -> None:
+    working = StatusReport(AgentStatus.WORKING, ODD_STAMP)
+    first = [
+        PaneReport(3, "b-host", PaneState.RUNNING, working, "blocked"),
+        PaneReport(4, "b-host", None, StatusReport.unknown()),
+    ]
+    elsewhere = PaneReport(5, "c-host", PaneState.GONE, StatusReport(AgentStatus.EXITED))
+    with store(write=True) as uow:
+        uow.relays.report("b-host", first)
+        uow.relays.report("c-host", [elsewhere])
+        uow.commit()
+    with store() as uow:
+        assert uow.relays.reports([3, 4, 5, 6]) == {3: first[0], 4: first[1], 5: elsewhere}
+        assert stamps(uow.relays.reports([3])[3].status) == {"since": ODD_STAMP.isoformat()}
+
+    later = PaneReport(4, "b-host", PaneState.STARTING, StatusReport(AgentStatus.STARTING, T0))
+    with store(write=True) as uow:
+        uow.relays.report("b-host", [later])
+        uow.commit()
+    with store() as uow:
+        assert uow.relays.reports([3, 4, 5]) == {4: later, 5: elsewhere}
+        assert uow.relays.reports([]) == {}
+
+
+def test_a_wake_inside_a_unit_of_work_is_accepted_by_every_store(
+    store: UnitOfWorkFactory,
+) -> None:
+    with store(write=True) as uow:
+        uow.relays.ask(RelayRequest("b-host", 1, 2, PaneVerb.PING, "", T0))
+        uow.relays.wake("b-host")
+        uow.commit()
+    with store() as uow:
+        assert [r.agent_id for r in uow.relays.pending("b-host")] == [2]

@@ -102,6 +102,20 @@ COLUMNS: dict[str, dict[str, tuple[str, bool]]] = {
         "pid": (INT, NOT_NULL),
         "started_at": (TEXT, NOT_NULL),
         "seen_at": (TEXT, NOT_NULL),
+        "backend": (TEXT, NULL),
+        "mux_session": (TEXT, NULL),
+        "mux_window_id": (TEXT, NULL),
+        "mux_pane_id": (TEXT, NULL),
+        "mux_socket": (TEXT, NULL),
+        "pane_identity": (TEXT, NULL),
+    },
+    "pane_reports": {
+        "agent_id": (INT, NOT_NULL),
+        "host": (TEXT, NOT_NULL),
+        "pane_state": (TEXT, NULL),
+        "agent_status": (TEXT, NOT_NULL),
+        "status_since": (TEXT, NULL),
+        "detected": (TEXT, NULL),
     },
     "relay_requests": {
         "request_id": (INT, NOT_NULL),
@@ -134,6 +148,7 @@ PRIMARY_KEYS = {
     "deliveries": "delivery_id",
     "relays": "host",
     "relay_requests": "request_id",
+    "pane_reports": "agent_id",
 }
 AUTOINCREMENT_TABLES = {"fleets", "agents", "tasks", "deliveries"}
 
@@ -159,6 +174,7 @@ INDEXES = {
     ("deliveries", ("task_id", "recipient_agent_id", "attempt"), True),
     ("deliveries", ("state", "created_at"), False),
     ("relay_requests", ("host", "state"), False),
+    ("pane_reports", ("host",), False),
 }
 
 DEFAULTS = {
@@ -252,7 +268,7 @@ def test_column_defaults(schema_db):
 
 def test_revision_record_is_one_row_at_head(schema_db):
     rows = schema_db.rows("SELECT version_num FROM alembic_version")
-    assert [r[0] for r in rows] == ["0008"]
+    assert [r[0] for r in rows] == ["0009"]
 
 
 def test_the_code_s_tables_agree_with_the_migrated_schema(schema_db):
@@ -337,7 +353,7 @@ def test_downgrading_to_0005_drops_only_the_later_columns(migrated, db, db_path)
     assert placements == set(COLUMNS["agent_placements"]) - {"identity_digest", "host"}
     assert "AUTOINCREMENT" in db.scalar("SELECT sql FROM sqlite_master WHERE name = 'tasks'")
     tables = {r["name"] for r in db.rows("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert not tables & {"relays", "relay_requests"}
+    assert not tables & {"relays", "relay_requests", "pane_reports"}
 
 
 # --------------------------------------------------------------------------- connection policy

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Mapping
 
 from cafleet.domain.errors import Invalid
+from cafleet.domain.placement import HOST_NAME_RULE, is_host_name
 
 HOST_VARIABLE = "CAFLEET_HOST"
-_HOST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
 
 
 def this_host(env: Mapping[str, str]) -> str:
@@ -17,11 +16,8 @@ def this_host(env: Mapping[str, str]) -> str:
     named = env.get(HOST_VARIABLE, "").strip()
     if not named:
         return os.uname().nodename or "localhost"
-    if not _HOST_NAME.fullmatch(named):
-        raise Invalid(
-            f"{HOST_VARIABLE} must be 1-63 letters, digits, '.', '_' or '-' (starting with a"
-            f" letter or digit), got {named!r}"
-        )
+    if not is_host_name(named):
+        raise Invalid(f"{HOST_VARIABLE} must be {HOST_NAME_RULE}, got {named!r}")
     return named
 
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from cafleet.adapters.sqlite.schema import MigrationReport
-    from cafleet.application.ports import UnitOfWorkFactory
+    from cafleet.application.ports import Clock, UnitOfWorkFactory, WorkSignals
     from cafleet.settings import Settings
 
 
@@ -62,3 +62,14 @@ def store_revision(settings: Settings) -> str | None:
 
     path = settings.database_path
     return None if path is None else read_revision(path)
+
+
+def work_signals(settings: Settings, host: str, clock: Clock) -> WorkSignals:
+    """How a relay hears of work for its host: PostgreSQL's notifications, else its poll."""
+    if settings.on_postgres:
+        from cafleet.adapters.postgres.notifications import NotifiedWork
+
+        return NotifiedWork(settings.database_url, host)
+    from cafleet.application.relay import PolledWork
+
+    return PolledWork(clock)

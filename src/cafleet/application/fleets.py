@@ -14,6 +14,7 @@ from cafleet.application.ports import (
     PushTarget,
     UnitOfWorkFactory,
 )
+from cafleet.application.relay import RelayClient
 from cafleet.application.teardown import Closing, PaneTeardown
 from cafleet.domain.agent import (
     ADMINISTRATOR_NAME,
@@ -27,6 +28,7 @@ from cafleet.domain.errors import CafleetError, NotFound, Unavailable
 from cafleet.domain.fleet import Fleet
 from cafleet.domain.monitor import DIRECTOR_INTERVAL_SECONDS, MonitorSchedule
 from cafleet.domain.placement import CodingAgent, Placement, director_placement
+from cafleet.domain.relay import RELAY_MARGIN_SECONDS, PaneVerb, RelayRequest, payload, values_of
 
 
 @dataclass(frozen=True)
@@ -85,12 +87,14 @@ class FleetService:
         locator: PaneLocator,
         teardown: PaneTeardown,
         drivers: PaneDrivers | None = None,  # None: the Director's pane gets no identity
+        relay: RelayClient | None = None,  # None: every member pane is taken to be here
     ) -> None:
         self._uow = uow
         self._clock = clock
         self._locator = locator
         self._teardown = teardown
         self._drivers = drivers
+        self._relay = relay
 
     def create(self, name: str, coding_agent: CodingAgent) -> FleetCreated:
         try:
@@ -160,7 +164,8 @@ class FleetService:
         targets = [
             PushTarget.of(p) for p in placements.values() if p.is_member and not p.is_pending
         ]
-        panes = self._close_panes(sorted(targets, key=lambda t: t.agent_id), keep_panes, timeout)
+        ordered = sorted(targets, key=lambda t: t.agent_id)
+        panes = self._close_panes(fleet_id, ordered, keep_panes, timeout)
         with self._uow(write=True) as uow:
             fleet = _existing(uow.fleets.get(fleet_id), fleet_id)
             now = self._clock.now()
@@ -175,10 +180,30 @@ class FleetService:
         return FleetDeleted(fleet_id, len(agents), panes)
 
     def _close_panes(
-        self, targets: Sequence[PushTarget], keep: bool, timeout: float
+        self, fleet_id: int, targets: Sequence[PushTarget], keep: bool, timeout: float
     ) -> tuple[MemberPane, ...]:
+        """Every member pane closed by its own host: this one's here, each other host's by
+        its relay (a host without a live relay keeps its panes: each is a failure)."""
         if keep:
             return tuple(MemberPane(t.agent_id, t.pane_id, PaneFate.KEPT) for t in targets)
+        by_host: dict[str | None, list[PushTarget]] = {}
+        for target in targets:
+            here = (
+                self._drivers is None or self._relay is None or self._drivers.reaches(target.host)
+            )
+            by_host.setdefault(None if here else target.host, []).append(target)
+        closed = {
+            pane.agent_id: pane
+            for host, group in by_host.items()
+            for pane in (
+                self.close_here(group, timeout)
+                if host is None
+                else self._close_elsewhere(host, fleet_id, group, timeout)
+            )
+        }
+        return tuple(closed[t.agent_id] for t in targets)
+
+    def close_here(self, targets: Sequence[PushTarget], timeout: float) -> tuple[MemberPane, ...]:
         return tuple(
             MemberPane(
                 c.target.agent_id,
@@ -187,6 +212,43 @@ class FleetService:
                 c.detail if c.status is Closing.FAILED else None,
             )
             for c in self._teardown.graceful([*targets], timeout)
+        )
+
+    def _close_elsewhere(
+        self, host: str, fleet_id: int, targets: Sequence[PushTarget], timeout: float
+    ) -> tuple[MemberPane, ...]:
+        assert self._relay is not None
+        asked = payload({"agents": [t.agent_id for t in targets], "timeout": timeout})
+        wait = timeout + RELAY_MARGIN_SECONDS
+        try:
+            answer = values_of(self._relay.run(host, fleet_id, 0, PaneVerb.CLOSE, asked, wait))
+        except CafleetError as exc:
+            return tuple(
+                MemberPane(t.agent_id, t.pane_id, PaneFate.FAILED, exc.message) for t in targets
+            )
+        panes = []
+        for target in targets:
+            fate, error = answer.get(str(target.agent_id), [PaneFate.FAILED.value, "no answer"])
+            panes.append(MemberPane(target.agent_id, target.pane_id, PaneFate(fate), error))
+        return tuple(panes)
+
+    def run_relayed(self, request: RelayRequest) -> str:
+        """A CLOSE another host asked of this host's relay (its `fleet delete`): each named
+        member pane of this host closed as here, with its fate."""
+        asked = values_of(request.argument)
+        wanted = {int(a) for a in asked.get("agents", [])}
+        with self._uow() as uow:
+            placements = uow.placements.for_agents(sorted(wanted))
+            members = {a.agent_id for a in uow.agents.in_fleet(request.fleet_id)}
+        targets = [
+            PushTarget.of(p)
+            for p in placements.values()
+            if p.agent_id in members and p.is_member and not p.is_pending
+            and (self._drivers is None or self._drivers.reaches(p.host))
+        ]  # fmt: skip
+        timeout = float(asked.get("timeout", DEFAULT_EXIT_TIMEOUT_SECONDS))
+        return payload(
+            {str(p.agent_id): [p.fate.value, p.error] for p in self.close_here(targets, timeout)}
         )
 
 

@@ -7,9 +7,18 @@ from dataclasses import dataclass
 
 from cafleet.application.lookups import active_agent, refuse_deleted_fleet
 from cafleet.application.ports import Clock, PaneDrivers, PushTarget, UnitOfWorkFactory
+from cafleet.application.relay import RelayClient
 from cafleet.application.teardown import Closing, PaneClosing, PaneTeardown
 from cafleet.domain.errors import CafleetError, NotFound, Unavailable
 from cafleet.domain.placement import Placement
+from cafleet.domain.relay import (
+    RELAY_MARGIN_SECONDS,
+    PaneVerb,
+    RelayDown,
+    RelayRequest,
+    payload,
+    values_of,
+)
 
 DEFAULT_EXIT_TIMEOUT_SECONDS = 15.0
 
@@ -31,12 +40,18 @@ def kill_failed(target: PushTarget, reason: str | None) -> Unavailable:
 
 class MemberRemoval:
     def __init__(
-        self, uow: UnitOfWorkFactory, clock: Clock, drivers: PaneDrivers, teardown: PaneTeardown
+        self,
+        uow: UnitOfWorkFactory,
+        clock: Clock,
+        drivers: PaneDrivers,
+        teardown: PaneTeardown,
+        relay: RelayClient | None = None,
     ) -> None:
         self._uow = uow
         self._clock = clock
         self._drivers = drivers
         self._teardown = teardown
+        self._relay = relay  # None: a pane on another host is refused
 
     def delete(
         self,
@@ -54,7 +69,15 @@ class MemberRemoval:
                 raise NotFound(f"Agent {member_id} not found")
             agent.deregistered(fleet, self._clock.now())  # refuses the Director and Admin
             placement = uow.placements.get(member_id)
-        status, closing, warning = self._close(placement, force, timeout)
+        host = None if placement is None else placement.host
+        if self._drivers.reaches(host) or self._relay is None:
+            status, closing, warning = self._close(placement, force, timeout)
+        else:
+            assert host is not None and placement is not None
+            try:
+                return self._delete_elsewhere(host, fleet_id, member_id, force, timeout)
+            except RelayDown as down:
+                status, closing, warning = _left_open(placement, down, force)
         with self._uow(write=True) as uow:
             current = uow.agents.get(member_id)
             if current is not None and current.is_active:
@@ -66,6 +89,28 @@ class MemberRemoval:
         if placement is not None and placement.pane_id is not None and not untouched:
             self._relayout(placement)
         return MemberDeleted(member_id, status, force, warning)
+
+    def _delete_elsewhere(
+        self, host: str, fleet_id: int, member_id: int, force: bool, timeout: float
+    ) -> MemberDeleted:
+        """The member's host's relay closes its pane and deregisters it."""
+        assert self._relay is not None
+        asked = payload({"force": force, "timeout": timeout})
+        wait = timeout + RELAY_MARGIN_SECONDS
+        answer = self._relay.run(host, fleet_id, member_id, PaneVerb.DELETE, asked, wait)
+        done = values_of(answer)
+        return MemberDeleted(member_id, str(done["pane_status"]), force, done.get("warning"))
+
+    def run_relayed(self, request: RelayRequest) -> str:
+        """A DELETE another host asked of this host's relay: what it says of the pane."""
+        asked = values_of(request.argument)
+        done = self.delete(
+            request.fleet_id,
+            request.agent_id,
+            force=bool(asked.get("force")),
+            timeout=float(asked.get("timeout", DEFAULT_EXIT_TIMEOUT_SECONDS)),
+        )
+        return payload({"pane_status": done.pane_status, "warning": done.warning})
 
     def _close(
         self, placement: Placement | None, force: bool, timeout: float
@@ -86,6 +131,19 @@ class MemberRemoval:
             self._drivers(placement.backend, placement.socket, placement.host).relayout(
                 placement.window_id
             )
+
+
+def _left_open(
+    placement: Placement, down: RelayDown, force: bool
+) -> tuple[str, Closing | None, str | None]:
+    """A member whose host has no live relay: deregistered only when forced, its pane left
+    as it is (nothing here can reach it)."""
+    if not force:
+        raise Unavailable(
+            f"{down.message}, or pass --force to deregister the member and leave its pane"
+        ) from down
+    shown = f"{placement.pane_id or '-'} (left open: host {down.host!r} is unreachable)"
+    return shown, Closing.NOT_OURS, f"Warning: {down.message}"
 
 
 def _describe(closing: PaneClosing, timeout: float, forced: bool) -> tuple[str, str | None]:

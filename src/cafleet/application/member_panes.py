@@ -126,6 +126,13 @@ class MemberPanes:
         self._require_sent(placed, outcome, "the poll-trigger keystroke")
         return placed
 
+    def wake(self, fleet_id: int, watcher_id: int, text: str) -> None:
+        """The monitor's wake line into the monitoring member's pane, for a monitor on
+        another host (MonitorService types it itself on its own host)."""
+        placed = self._placed(fleet_id, watcher_id, "wake")
+        outcome = self._keystrokes.deliver(placed.target, Keystrokes.wake(text))
+        self._require_sent(placed, outcome, "the wake line")
+
     def _require_sent(self, placed: PlacedAgent, outcome: PushOutcome, what: str) -> None:
         target = placed.target
         if outcome.state is DeliveryState.SKIPPED:
@@ -141,12 +148,17 @@ class MemberPanes:
 
     def run_relayed(self, request: RelayRequest) -> str:
         """A verb another host asked of this host's relay (domain/relay.py), run here."""
-        fleet_id, member_id = request.fleet_id, request.agent_id
-        if request.verb is PaneVerb.EXEC:
-            self.exec(fleet_id, member_id, request.argument)
-            return ""
-        if request.verb is PaneVerb.PING:
-            self.ping(fleet_id, member_id)
-            return ""
-        ansi = request.verb is PaneVerb.CAPTURE_ANSI
-        return self.capture(fleet_id, member_id, int(request.argument), ansi=ansi).content
+        fleet_id, member_id, argument = request.fleet_id, request.agent_id, request.argument
+        match request.verb:
+            case PaneVerb.EXEC:
+                self.exec(fleet_id, member_id, argument)
+            case PaneVerb.PING:
+                self.ping(fleet_id, member_id)
+            case PaneVerb.WAKE:
+                self.wake(fleet_id, member_id, argument)
+            case PaneVerb.CAPTURE | PaneVerb.CAPTURE_ANSI:
+                ansi = request.verb is PaneVerb.CAPTURE_ANSI
+                return self.capture(fleet_id, member_id, int(argument), ansi=ansi).content
+            case _:
+                raise Invalid(f"{request.verb.value} is not a pane verb")
+        return ""

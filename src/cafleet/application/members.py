@@ -14,6 +14,7 @@ from cafleet.application.ports import (
     AgentStates,
     Clock,
     PaneDrivers,
+    UnitOfWork,
     UnitOfWorkFactory,
 )
 from cafleet.domain.agent import Agent, AgentKind
@@ -21,6 +22,7 @@ from cafleet.domain.agent_status import StatusReport
 from cafleet.domain.errors import CafleetError
 from cafleet.domain.panes import PaneInfo
 from cafleet.domain.placement import Multiplexer, PaneState, Placement
+from cafleet.domain.relay import HostRelay, PaneReport
 
 _Listing = tuple[dict[str, PaneInfo], dict[str, str]]  # a server's panes, its detected states
 
@@ -40,6 +42,8 @@ class MemberView:
     pane: PaneState | None = None  # None: no pane, or its multiplexer did not answer
     agent_status: StatusReport | None = None  # None: not a member with a pane
     fleet_deleted_at: datetime | None = None  # set: a deleted fleet's record, read-only
+    relay: HostRelay | None = None  # the relay of the pane's host (None: no host recorded)
+    report: PaneReport | None = None  # what that relay last saw of the pane
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,7 @@ class MemberService:
                 return MemberView(agent, agent.kind(fleet), None, fleet_deleted_at=fleet.deleted_at)
             agent = active_agent(uow, fleet_id, member_id, not_found)
             view = MemberView(agent, agent.kind(fleet), uow.placements.get(member_id))
+            [view] = self._with_relays(uow, [view])
         return self.with_panes([view])[0]
 
     def list(self, fleet_id: int, mode: ListMode) -> MemberListing:
@@ -96,37 +101,103 @@ class MemberService:
                 views = [
                     replace(v, activity=activity.get(v.agent.agent_id, Activity())) for v in views
                 ]
-        return MemberListing(mode, [*self.with_panes(views)], self._clock.now(), fleet.deleted_at)
+            related = self._with_relays(uow, views)
+        return MemberListing(mode, [*self.with_panes(related)], self._clock.now(), fleet.deleted_at)
+
+    def _with_relays(self, uow: UnitOfWork, views: Sequence[MemberView]) -> Sequence[MemberView]:
+        """Each placement's host relay, and its report of the panes this host cannot see."""
+        hosts = {v.placement.host for v in views if v.placement is not None and v.placement.host}
+        if not hosts:
+            return views
+        beats = {b.host: b for b in uow.relays.beats()}
+        elsewhere = [
+            v.agent.agent_id
+            for v in views
+            if v.placement is not None and not self._reaches(v.placement.host)
+        ]
+        reports = uow.relays.reports(elsewhere) if elsewhere else {}
+        now = self._clock.now()
+        return [
+            v
+            if v.placement is None or v.placement.host is None
+            else replace(
+                v,
+                relay=HostRelay.of(v.placement.host, beats, now),
+                report=reports.get(v.agent.agent_id),
+            )
+            for v in views
+        ]
+
+    def _reaches(self, host: str | None) -> bool:
+        return self._drivers is None or self._drivers.reaches(host)
 
     def with_panes(self, views: Sequence[MemberView]) -> Sequence[MemberView]:
         """Each member's pane as its multiplexer sees it now (one listing per server) and
-        its agent status. Call it with no unit of work open: it runs the multiplexer."""
+        its agent status; a pane on another host as its relay last reported it, while that
+        relay is alive. Call it with no unit of work open: it runs the multiplexer."""
         if self._drivers is None:
             return views
-        listings: dict[tuple[Multiplexer, str | None, str | None], _Listing | None] = {}
+        survey = PaneSurvey(self._drivers, self._statuses)
         marked = []
         for view in views:
             placement = view.placement
             if placement is None or placement.pane_id is None or not placement.is_member:
                 marked.append(view)
-                continue
-            server = (placement.backend, placement.socket, placement.host)
-            if server not in listings:
-                listings[server] = _listing(self._drivers, *server)
-            listing = listings[server]
-            panes, detected = listing or ({}, {})
-            state = None if listing is None else placement.pane_state(panes.get(placement.pane_id))
-            seen = detected.get(placement.pane_id)
-            told = None if self._statuses is None else self._statuses.report(placement, state, seen)
-            marked.append(replace(view, pane=state, agent_status=told))
+            elif not self._drivers.reaches(placement.host):
+                marked.append(_as_reported(view))
+            else:
+                state, told, _ = survey.read(placement)
+                marked.append(replace(view, pane=state, agent_status=told))
         return marked
+
+
+class PaneSurvey:
+    """Placements' panes read from their multiplexers, each server listed once."""
+
+    def __init__(self, drivers: PaneDrivers, statuses: AgentStatusReader | None) -> None:
+        self._drivers = drivers
+        self._statuses = statuses
+        self._listings: dict[tuple[Multiplexer, str | None, str | None], _Listing | None] = {}
+
+    def read(
+        self, placement: Placement
+    ) -> tuple[PaneState | None, StatusReport | None, str | None]:
+        """The pane's state (None: its server did not answer), the agent's status (None:
+        no reader), and the state the multiplexer detects in it (herdr's), if any."""
+        server = (placement.backend, placement.socket, placement.host)
+        if server not in self._listings:
+            self._listings[server] = _listing(self._drivers, *server)
+        listing = self._listings[server]
+        panes, detected = listing or ({}, {})
+        pane_id = placement.pane_id or ""
+        state = None if listing is None else placement.pane_state(panes.get(pane_id))
+        seen = detected.get(pane_id)
+        told = None if self._statuses is None else self._statuses.report(placement, state, seen)
+        return state, told, seen
+
+    def reports(self, placements: Sequence[Placement], host: str) -> list[PaneReport]:
+        """What a relay tells the other hosts of its host's panes (RelayDuties.read_panes)."""
+        reports = []
+        for placement in placements:
+            state, told, seen = self.read(placement)
+            status = told or StatusReport.unknown()
+            reports.append(PaneReport(placement.agent_id, host, state, status, seen))
+        return reports
+
+
+def _as_reported(view: MemberView) -> MemberView:
+    """A pane of another host: its relay's last report while the relay lives, else unknown."""
+    relay, report = view.relay, view.report
+    if relay is None or not relay.alive or report is None:
+        return replace(view, pane=None, agent_status=StatusReport.unknown())
+    return replace(view, pane=report.pane, agent_status=report.status)
 
 
 def _listing(
     drivers: PaneDrivers, backend: Multiplexer, socket: str | None, host: str | None
 ) -> _Listing | None:
     """A server's panes and the agent states it detects (herdr: from the same `pane.list`);
-    None when it cannot be asked (another host's, too): unknown rather than wrong."""
+    None when it cannot be asked: unknown rather than wrong."""
     try:
         driver = drivers(backend, socket, host)
         panes = driver.list_panes()

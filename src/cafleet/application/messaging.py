@@ -281,6 +281,7 @@ class MessagingService:
         if placement.host is not None and not self._reaches(placement.host):
             relayed = replace(delivery, error=relay_note(placement.host))
             uow.deliveries.add(relayed)  # queued for the relay of the pane's host
+            uow.relays.wake(placement.host)
             return _Planned(relayed, None)
         uow.deliveries.add(delivery)  # queued: the pane's queue announces it (delivery_queue)
         return _Planned(delivery, PushTarget.of(placement))

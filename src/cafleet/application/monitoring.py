@@ -33,7 +33,8 @@ from cafleet.application.ports import (
     UnitOfWork,
     UnitOfWorkFactory,
 )
-from cafleet.application.receipts import ReceiptReader
+from cafleet.application.receipts import ReceiptReader, ReceiptRecorder
+from cafleet.application.relay import RelayClient, live_beats
 from cafleet.domain.agent import Agent, AgentKind, CardKind
 from cafleet.domain.delivery import DeliveryState
 from cafleet.domain.errors import CafleetError, Conflict, NotFound
@@ -49,7 +50,8 @@ from cafleet.domain.monitor import (
     wake_text,
 )
 from cafleet.domain.panes import PaneInfo, ours
-from cafleet.domain.placement import Multiplexer, Placement
+from cafleet.domain.placement import Multiplexer, PaneState, Placement
+from cafleet.domain.relay import RELAY_WAKE_SECONDS, PaneReport, PaneVerb
 
 # A row pending this long has outlived its sender's wait and its drainer's start: whoever
 # holds the pane's queue still takes it, as a drainer started for it finds the lock held.
@@ -100,6 +102,17 @@ class _FleetView:
     fleet: Fleet
     watcher: tuple[Agent, Placement] | None
     targets: list[_Target] = field(default_factory=list)
+    # what the live relays of other hosts last saw of those hosts' panes, by agent
+    reports: dict[int, PaneReport] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """An agent's pane this tick: whether it runs, and the agent's state in the monitor's
+    words (herdr's, or what the agent says of itself), if any."""
+
+    alive: bool
+    native: str | None
 
 
 Sweep = dict[tuple[str, str | None], dict[str, PaneInfo]]  # (backend, socket) -> panes
@@ -123,6 +136,7 @@ class MonitorService:
         receipts: ReceiptReader | None = None,
         feeds: AgentStateFeeds | None = None,
         drains: QueueDrains | None = None,
+        relay: RelayClient | None = None,
     ) -> None:
         self._uow = uow
         self._clock = clock
@@ -131,10 +145,10 @@ class MonitorService:
         self._process = process
         self._stall_interval = stall_interval
         self._statuses = statuses
-        self._receipts = receipts
+        self._receipts = None if receipts is None else ReceiptRecorder(uow, receipts)
         self._feeds = feeds  # pushed agent states (the monitor loop's herdr servers)
         self._drains = drains
-        self._confirmed: set[tuple[int, int]] = set()  # (agent, task) recorded by this loop
+        self._relay = relay  # None: agents on other hosts are left to their own monitor
         self._notified: set[int] = set()  # members blocked since their notification
         self._listed: set[Server] = set()  # the servers the last tick listed pane by pane
 
@@ -180,7 +194,7 @@ class MonitorService:
             uow.commit()
         early = self._list_early()
         with self._uow() as uow:
-            view = self._view(uow, fleet)
+            view = self._view(uow, fleet, with_reports=True)
             unread = uow.messages.pending_counts([t.agent.agent_id for t in view.targets])
             stranded = self._stranded(uow, view)
         if stranded:
@@ -189,33 +203,58 @@ class MonitorService:
         panes, states = self._sweep(view, early)
         self._add_agent_states(view, panes, states, unread)
         self._record_receipts(view)
+        seen = {
+            t.agent.agent_id: self._seen(view, t.placement, panes, states, unread)
+            for t in view.targets
+        }
         now = self._clock.now()
         due: list[DueAgent] = []
         observed: dict[int, MonitorSchedule] = {}
         for target in view.targets:
-            alive = _alive(target.placement, panes)
-            native = states.get(target.placement.pane_id or "")
+            alive, native = seen[target.agent.agent_id].alive, seen[target.agent.agent_id].native
             reasons = target.schedule.due(
                 now, alive=alive, stall_interval=self._stall_interval, native_status=native
             )
             if reasons:
                 due.append(DueAgent(target.agent.agent_id, target.agent.name, target.role, reasons))
-            seen = target.schedule.observed(alive=alive, native_status=native)
-            if seen != target.schedule:
-                observed[target.agent.agent_id] = seen
+            kept = target.schedule.observed(alive=alive, native_status=native)
+            if kept != target.schedule:
+                observed[target.agent.agent_id] = kept
         self._save(observed.values())
-        self._notify_blocked(view, due, states)
+        self._notify_blocked(view, due, seen)
         drained = tuple(stranded)
         if not due:
             return TickReport(drained=drained)
         problem = self._wake(view, panes, due)
         if problem is not None:
             return TickReport(tuple(due), woke=False, not_delivered=problem, drained=drained)
-        self._record_wake(view, due, states, observed, now)
+        self._record_wake(view, due, seen, observed, now)
         return TickReport(tuple(due), woke=True, drained=drained)
 
+    def _here(self, placement: Placement) -> bool:
+        return self._drivers.reaches(placement.host)
+
+    def _seen(
+        self,
+        view: _FleetView,
+        placement: Placement,
+        panes: Sweep,
+        states: dict[str, str],
+        unread: dict[int, int],
+    ) -> _Seen:
+        """A pane here from this tick's sweep; one on another host from its relay's report
+        (not running while that relay is not alive: nothing could reach it)."""
+        if self._here(placement):
+            return _Seen(_alive(placement, panes), states.get(placement.pane_id or ""))
+        report = view.reports.get(placement.agent_id)
+        if report is None:
+            return _Seen(False, None)
+        alive = report.pane in (PaneState.RUNNING, PaneState.STARTING)
+        told = state_of(report.status.status, unread.get(placement.agent_id, 0))
+        return _Seen(alive, report.detected or told)
+
     def _notify_blocked(
-        self, view: _FleetView, due: list[DueAgent], states: dict[str, str]
+        self, view: _FleetView, due: list[DueAgent], seen: dict[int, _Seen]
     ) -> None:
         """A member whose turn to blocked makes its wake due gets one notification where the
         multiplexer shows them (herdr), and no other until it left blocked; a wake that is
@@ -223,12 +262,13 @@ class MonitorService:
         turned = {d.agent_id for d in due if status_reason(BLOCKED) in d.reasons}
         for target in view.targets:
             agent, placement = target.agent, target.placement
-            if states.get(placement.pane_id or "") != BLOCKED:
+            if seen[agent.agent_id].native != BLOCKED:
                 self._notified.discard(agent.agent_id)
             elif (
                 agent.agent_id in turned
                 and agent.agent_id not in self._notified
                 and target.role == AgentKind.MEMBER.value
+                and self._here(placement)  # a notification shows on its own host's screen
             ):
                 self._notified.add(agent.agent_id)
                 driver = self._drivers(placement.backend, placement.socket, placement.host)
@@ -239,15 +279,23 @@ class MonitorService:
     def _stranded(self, uow: UnitOfWork, view: _FleetView) -> list[int]:
         if self._drains is None:
             return []
-        recipients = [t.agent.agent_id for t in view.targets]
-        if view.watcher is not None:
+        # rows for another host's panes wait for its relay, which takes them itself
+        recipients = [t.agent.agent_id for t in view.targets if self._here(t.placement)]
+        if view.watcher is not None and self._here(view.watcher[1]):
             recipients.append(view.watcher[0].agent_id)
         before = self._clock.now() - timedelta(seconds=STRANDED_AFTER_SECONDS)
         return uow.deliveries.stranded(recipients, before)
 
-    def _view(self, uow: UnitOfWork, fleet: Fleet) -> _FleetView:
+    def _view(self, uow: UnitOfWork, fleet: Fleet, *, with_reports: bool = False) -> _FleetView:
+        """The fleet's watcher and targets; with_reports: and what the live relays of
+        other hosts report of those hosts' panes. Without a relay client, agents on other
+        hosts are left to a monitor there."""
         agents = uow.agents.in_fleet(fleet.fleet_id)
-        placements = uow.placements.for_agents(a.agent_id for a in agents)
+        placements = {
+            agent_id: placement
+            for agent_id, placement in uow.placements.for_agents(a.agent_id for a in agents).items()
+            if self._relay is not None or self._here(placement)
+        }
         schedules = uow.monitor.for_agents(a.agent_id for a in agents)
         watcher = next(
             (
@@ -256,7 +304,6 @@ class MonitorService:
                 if a.card_kind is CardKind.MONITORING_MEMBER
                 and a.agent_id in placements
                 and not placements[a.agent_id].is_pending
-                and self._drivers.reaches(placements[a.agent_id].host)
             ),
             None,
         )
@@ -268,10 +315,14 @@ class MonitorService:
                 placement is None
                 or schedule is None
                 or kind not in (AgentKind.DIRECTOR, AgentKind.MEMBER)
-                or not self._drivers.reaches(placement.host)  # another host's monitor's
             ):
                 continue
             view.targets.append(_Target(agent, kind.value, placement, schedule))
+        elsewhere = [p for p in placements.values() if not self._here(p)]
+        if with_reports and elsewhere:
+            live = live_beats(uow, self._clock.now())
+            reports = uow.relays.reports(p.agent_id for p in elsewhere)
+            view.reports = {a: r for a, r in reports.items() if r.host in live}
         return view
 
     def _list_early(self) -> dict[Server, Background[dict[str, PaneInfo]]]:
@@ -292,6 +343,7 @@ class MonitorService:
         placements = [t.placement for t in view.targets]
         if view.watcher is not None:
             placements.append(view.watcher[1])
+        placements = [p for p in placements if self._here(p)]
         servers: dict[Server, set[str]] = {}
         for placement in placements:
             watched = servers.setdefault((placement.backend, placement.socket), set())
@@ -325,7 +377,11 @@ class MonitorService:
             return
         for target in view.targets:
             placement = target.placement
-            if placement.pane_id is None or placement.pane_id in states:
+            if (
+                placement.pane_id is None
+                or placement.pane_id in states
+                or not self._here(placement)
+            ):
                 continue
             told = self._statuses.report(
                 placement, placement.pane_state(_pane_info(placement, panes))
@@ -335,45 +391,49 @@ class MonitorService:
                 states[placement.pane_id] = state
 
     def _record_receipts(self, view: _FleetView) -> None:
-        """What the agents' own records say they took in becomes `confirmed_at` (the first
-        word is kept, so each receipt is written once)."""
-        if self._receipts is None:
-            return
-        fresh: dict[tuple[int, datetime], list[int]] = {}
-        for target in view.targets:
-            agent = target.agent.agent_id
-            placement = target.placement
-            for task, at in self._receipts.taken(
-                placement.coding_agent, placement.launch_pad
-            ).items():
-                if (agent, task) not in self._confirmed:
-                    fresh.setdefault((agent, at), []).append(task)
-        if not fresh:
-            return
-        with self._uow(write=True) as uow:
-            for (agent, at), tasks in fresh.items():
-                uow.deliveries.confirm(agent, tasks, at)
-            uow.commit()
-        self._confirmed.update((agent, t) for (agent, _), tasks in fresh.items() for t in tasks)
+        """What the agents' own records say they took in becomes `confirmed_at`; another
+        host's agents keep their records there, where its relay reads them."""
+        if self._receipts is not None:
+            self._receipts.record(t.placement for t in view.targets if self._here(t.placement))
 
     def _wake(self, view: _FleetView, panes: Sweep, due: list[DueAgent]) -> str | None:
         """None when the wake was typed, else why not."""
         if view.watcher is None:
             return "no monitoring member with a pane"
-        _, placement = view.watcher
+        watcher, placement = view.watcher
+        text = wake_text(due, view.fleet.director_agent_id or 0)
+        if not self._here(placement):
+            return self._wake_elsewhere(view, watcher, placement, text)
         if not _alive(placement, panes):
             return f"the monitoring member's pane {placement.pane_id} is gone"
-        text = wake_text(due, view.fleet.director_agent_id or 0)
         outcome = self._keystrokes.deliver(PushTarget.of(placement), Keystrokes.wake(text))
         if outcome.state is DeliveryState.SENT:
             return None
         return outcome.error or outcome.state.value
 
+    def _wake_elsewhere(
+        self, view: _FleetView, watcher: Agent, placement: Placement, text: str
+    ) -> str | None:
+        """The wake typed by the relay of the monitoring member's host."""
+        assert self._relay is not None and placement.host is not None
+        try:
+            self._relay.run(
+                placement.host,
+                view.fleet.fleet_id,
+                watcher.agent_id,
+                PaneVerb.WAKE,
+                text,
+                RELAY_WAKE_SECONDS,
+            )
+        except CafleetError as exc:
+            return exc.message
+        return None
+
     def _record_wake(
         self,
         view: _FleetView,
         due: list[DueAgent],
-        states: dict[str, str],
+        seen: dict[int, _Seen],
         observed: dict[int, MonitorSchedule],
         now: datetime,
     ) -> None:
@@ -383,7 +443,7 @@ class MonitorService:
             if target.agent.agent_id not in reasons:
                 continue
             base = observed.get(target.agent.agent_id, target.schedule)
-            native = states.get(target.placement.pane_id or "")
+            native = seen[target.agent.agent_id].native
             updated.append(base.after_wake(reasons[target.agent.agent_id], now, native))
         self._save(updated)
 

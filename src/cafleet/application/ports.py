@@ -25,7 +25,7 @@ from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule
 from cafleet.domain.panes import Key, PaneInfo, PromptAnswer
 from cafleet.domain.placement import CodingAgent, Multiplexer, PaneLocation, Placement
 from cafleet.domain.preview import preview
-from cafleet.domain.relay import RelayBeat, RelayRequest
+from cafleet.domain.relay import PaneReport, RelayBeat, RelayRequest
 from cafleet.domain.skills import SkillHome, SkillInstall, SkillsCopied
 
 
@@ -221,6 +221,30 @@ class RelayRepository(Protocol):
     def settle(self, request: RelayRequest) -> None:
         """Store a request's state and answer."""
         ...
+
+    def wake(self, host: str) -> None:
+        """Tell the host's relay, once this unit of work commits, that work waits for it
+        (PostgreSQL: NOTIFY; elsewhere nothing, the relay looks for work on its own)."""
+        ...
+
+    def report(self, host: str, reports: Sequence[PaneReport]) -> None:
+        """The host's pane reports are these now (any other of the host's is dropped)."""
+        ...
+
+    def reports(self, agent_ids: Iterable[int]) -> dict[int, PaneReport]:
+        """The last reports of these agents' panes, whoever wrote them."""
+        ...
+
+
+class WorkSignals(Protocol):
+    """How a relay waits for work: until a unit of work tells its host of some
+    (RelayRepository.wake) or the time is up."""
+
+    def wait(self, seconds: float) -> bool:
+        """True when told of work, False when `seconds` passed without a word."""
+        ...
+
+    def close(self) -> None: ...
 
 
 class UnitOfWork(Protocol):

@@ -10,17 +10,18 @@ ladder asks before it announces a message again to an agent that has not taken t
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 
 from cafleet.application.channels import known_transcript, note_of
-from cafleet.application.ports import CodexThreads, LaunchPads
+from cafleet.application.ports import CodexThreads, LaunchPads, UnitOfWorkFactory
 from cafleet.domain.agent_profiles import (
     RECEIPT_EVENTS,
     SESSION_FILE,
     AgentProfiles,
 )
 from cafleet.domain.agent_status import HookEvent
-from cafleet.domain.placement import CodingAgent
+from cafleet.domain.placement import CodingAgent, Placement
 
 
 class ReceiptReader:
@@ -49,6 +50,34 @@ class ReceiptReader:
             return http.taken(pad.get(http.messages_path.format(session=session), http.user))
         transcript = known_transcript(pad, self._threads)
         return {} if transcript is None else self._threads.taken(transcript)
+
+
+class ReceiptRecorder:
+    """Writes what the agents' own records say they took in as `confirmed_at` (the first
+    word is kept), each receipt once per process: the monitor's tick for its host's
+    members, each relay's for its own."""
+
+    def __init__(self, uow: UnitOfWorkFactory, reader: ReceiptReader) -> None:
+        self._uow = uow
+        self._reader = reader
+        self._confirmed: set[tuple[int, int]] = set()  # (agent, task) written here
+
+    def record(self, placements: Iterable[Placement]) -> None:
+        fresh: dict[tuple[int, datetime], list[int]] = {}
+        for placement in placements:
+            agent = placement.agent_id
+            for task, at in self._reader.taken(
+                placement.coding_agent, placement.launch_pad
+            ).items():
+                if (agent, task) not in self._confirmed:
+                    fresh.setdefault((agent, at), []).append(task)
+        if not fresh:
+            return
+        with self._uow(write=True) as uow:
+            for (agent, at), tasks in fresh.items():
+                uow.deliveries.confirm(agent, tasks, at)
+            uow.commit()
+        self._confirmed.update((agent, t) for (agent, _), tasks in fresh.items() for t in tasks)
 
 
 def _named_in(events: tuple[HookEvent, ...]) -> dict[int, datetime]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 
 from cafleet.application.identity import proven
@@ -28,6 +29,7 @@ from cafleet.application.ports import (
     UnitOfWorkFactory,
 )
 from cafleet.application.readiness import StartWatch, StartWatcher
+from cafleet.application.relay import RelayClient, beat_of, no_relay
 from cafleet.domain.agent import Agent, CardKind
 from cafleet.domain.agent_homes import AgentHomes
 from cafleet.domain.agent_profiles import SPAWN_FILE, AgentProfiles, SpawnFacts, session_variables
@@ -46,7 +48,14 @@ from cafleet.domain.fleet import Fleet
 from cafleet.domain.identity import MemberCredential, new_secret, secret_digest
 from cafleet.domain.monitor import MEMBER_INTERVAL_SECONDS, MonitorSchedule
 from cafleet.domain.panes import ours
-from cafleet.domain.placement import CodingAgent, Placement
+from cafleet.domain.placement import CodingAgent, PaneLocation, Placement
+from cafleet.domain.relay import (
+    RELAY_MARGIN_SECONDS,
+    PaneVerb,
+    RelayRequest,
+    payload,
+    values_of,
+)
 
 
 @dataclass(frozen=True)
@@ -61,6 +70,41 @@ class MemberRequest:
     agent_command: str | None = None
     monitor: bool = False
     caller: MemberCredential | None = None  # a member pane's proof (it is never a Director)
+    # the host whose multiplexer opens the pane: None, the Director's (beside its pane);
+    # another, beside the pane that host's relay runs in
+    host: str | None = None
+
+    def relayed(self) -> str:
+        """The request as the SPAWN verb's argument for the relay of its host."""
+        return payload(
+            {
+                "name": self.name,
+                "description": self.description,
+                "prompt": self.prompt,
+                "coding_agent": None if self.coding_agent is None else self.coding_agent.value,
+                "model": self.model,
+                "agent_command": self.agent_command,
+                "monitor": self.monitor,
+            }
+        )
+
+    @staticmethod
+    def of_relayed(request: RelayRequest) -> MemberRequest:
+        """A SPAWN request another host left for this host's relay."""
+        asked = values_of(request.argument)
+        agent = asked.get("coding_agent")
+        return MemberRequest(
+            fleet_id=request.fleet_id,
+            director_id=request.agent_id,
+            name=str(asked["name"]),
+            description=str(asked["description"]),
+            prompt=str(asked["prompt"]),
+            coding_agent=None if agent is None else CodingAgent(agent),
+            model=asked.get("model"),
+            agent_command=asked.get("agent_command"),
+            monitor=bool(asked.get("monitor")),
+            host=request.host,
+        )
 
 
 @dataclass(frozen=True)
@@ -86,7 +130,7 @@ class MemberCreated:
 class _Checked:
     spec: LaunchSpec
     binary: str
-    director_placement: Placement
+    anchor: PaneLocation  # the pane the member's opens beside: the Director's, or a relay's
     agent_commands: tuple[str, ...]
     secret: str  # the new member's; only its digest is stored
 
@@ -102,6 +146,7 @@ class MemberSpawner:
         ensure_opencode_preset: Callable[[Path], Path],
         pads: LaunchPads,
         profiles: AgentProfiles | None = None,
+        relay: RelayClient | None = None,
     ) -> None:
         self._uow = uow
         self._clock = clock
@@ -112,8 +157,32 @@ class MemberSpawner:
         self._pads = pads
         self._profiles = profiles or AgentProfiles()
         self._watcher = StartWatcher(clock)
+        self._relay = relay  # None: a member is only ever spawned on this host
 
     def create(self, request: MemberRequest) -> MemberCreated:
+        """Spawn on this host, or ask the relay of the host the pane must open on."""
+        with self._uow() as uow:
+            _, director = self._validated(uow, request)
+        host = request.host or director.host
+        if self._drivers.reaches(host) or self._relay is None:
+            return self._create_here(request)
+        assert host is not None
+        wait = self._context.start_timeout + RELAY_MARGIN_SECONDS
+        answer = self._relay.run(
+            host, request.fleet_id, request.director_id, PaneVerb.SPAWN, request.relayed(), wait
+        )
+        with self._uow() as uow:
+            agent = uow.agents.get(int(answer))
+            placement = uow.placements.get(int(answer))
+        if agent is None or placement is None:
+            raise Unavailable(f"member {answer} spawned on host {host!r} is gone already")
+        return MemberCreated(agent, placement)
+
+    def run_relayed(self, request: RelayRequest) -> str:
+        """A SPAWN another host asked of this host's relay: the new member's id."""
+        return str(self._create_here(MemberRequest.of_relayed(request)).agent.agent_id)
+
+    def _create_here(self, request: MemberRequest) -> MemberCreated:
         checked = self._check(request)
         if checked.spec.coding_agent is CodingAgent.OPENCODE:
             self._ensure_opencode_preset(self._context.home)
@@ -121,7 +190,7 @@ class MemberSpawner:
         driver = self._drivers(placement.backend, placement.socket, placement.host)
         identity = SpawnIdentity(request.fleet_id, agent.agent_id, request.director_id)
         prompt = render_prompt(request.prompt, identity.placeholders(checked.spec.coding_agent))
-        beside = checked.director_placement.pane_id or ""
+        beside = checked.anchor.pane_id
         pad: LaunchPad | None = None
         try:
             pad = self._pads.prepare(request.fleet_id, agent.agent_id)
@@ -227,24 +296,31 @@ class MemberSpawner:
         pad.discard()
         return self._rollback(agent_id)
 
+    def _validated(self, uow: UnitOfWork, request: MemberRequest) -> tuple[LaunchSpec, Placement]:
+        """Every check of the request that needs no pane: its launch spec and the
+        Director's placement."""
+        refuse_deleted_fleet(uow, request.fleet_id)  # before the Director's (gone) rows
+        proven(uow, request.director_id, request.caller)
+        coding_agent = request.coding_agent or self._default_agent(uow, request)
+        spec = LaunchSpec.validated(
+            coding_agent,
+            name=request.name,
+            model=request.model,
+            agent_command=request.agent_command,
+            default_agent_command=self._context.default_agent_command,
+        )
+        check_prompt(request.prompt)
+        return spec, _director_placement(uow, request.fleet_id, request.director_id)
+
     def _check(self, request: MemberRequest) -> _Checked:
         with self._uow() as uow:
-            refuse_deleted_fleet(uow, request.fleet_id)  # before the Director's (gone) rows
-            proven(uow, request.director_id, request.caller)
-            coding_agent = request.coding_agent or self._default_agent(uow, request)
-            spec = LaunchSpec.validated(
-                coding_agent,
-                name=request.name,
-                model=request.model,
-                agent_command=request.agent_command,
-                default_agent_command=self._context.default_agent_command,
-            )
-            check_prompt(request.prompt)
-            director = _director_placement(uow, request.fleet_id, request.director_id)
-        driver = self._drivers(director.backend, director.socket, director.host)
-        pane = director.pane_id or ""
-        if ours(driver.pane(pane), director.identity) is None:
-            raise Invalid(f"the Director's pane {pane} is gone; cannot place a member beside it.")
+            spec, director = self._validated(uow, request)
+            anchor = _anchor(uow, director, request.host, self._clock.now())
+        driver = self._drivers(anchor.backend, anchor.socket, anchor.host)
+        if ours(driver.pane(anchor.pane_id), anchor.identity) is None:
+            whose = "the Director's pane" if anchor.host == director.host else "the relay's pane"
+            raise Invalid(f"{whose} {anchor.pane_id} is gone; cannot place a member beside it.")
+        coding_agent = spec.coding_agent
         binary = self._programs.which(spec.binary_name)
         if binary is None:
             raise Invalid(
@@ -255,7 +331,7 @@ class MemberSpawner:
         if coding_agent is CodingAgent.CUSTOM:
             words = spec.custom.leading_words if spec.custom else ()
             commands = accepted_commands(binary, self._programs.first_line(binary), words)
-        return _Checked(spec, binary, director, commands, new_secret())
+        return _Checked(spec, binary, anchor, commands, new_secret())
 
     def _default_agent(self, uow: UnitOfWork, request: MemberRequest) -> CodingAgent:
         if not request.monitor:
@@ -292,20 +368,20 @@ class MemberSpawner:
                 card_kind=CardKind.MONITORING_MEMBER if request.monitor else None,
             )
             agent = replace(agent, agent_id=uow.agents.add(agent))
-            director = checked.director_placement
+            anchor = checked.anchor
             placement = Placement(
                 agent.agent_id,
                 request.director_id,
-                director.backend,
-                director.session,
-                director.window_id,
+                anchor.backend,
+                anchor.session,
+                anchor.window_id,
                 None,
                 checked.spec.coding_agent,
                 now,
-                director.socket,
+                anchor.socket,
                 checked.agent_commands,
                 identity_digest=secret_digest(checked.secret),
-                host=director.host,  # a member's pane opens beside its Director's
+                host=anchor.host,
             )
             uow.placements.add(placement)
             if not request.monitor:
@@ -392,6 +468,22 @@ def _director_placement(
             " place a member beside it."
         )
     return placement
+
+
+def _anchor(uow: UnitOfWork, director: Placement, host: str | None, now: datetime) -> PaneLocation:
+    """The pane a member opens beside: the Director's, unless the member goes to another
+    host, where it opens beside the pane that host's relay runs in."""
+    if host is None or host == director.host:
+        return director.location()
+    beat = beat_of(uow, host)
+    if beat is None or not beat.is_alive(now):
+        raise no_relay(host, beat)
+    if beat.pane is None:
+        raise Invalid(
+            f"the relay of host {host!r} runs in no tmux or herdr pane; start `cafleet relay`"
+            " in one to spawn members on that host"
+        )
+    return beat.pane
 
 
 def _require_no_monitor(uow: UnitOfWork, fleet: Fleet) -> None:

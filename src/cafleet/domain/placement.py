@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 
 from cafleet.domain.panes import PaneInfo, ours
+
+HOST_NAME_RULE = "1-63 letters, digits, '.', '_' or '-' (starting with a letter or digit)"
+_HOST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
+
+
+def is_host_name(name: str) -> bool:
+    """Whether `name` may name a host (CAFLEET_HOST, `member create --host`)."""
+    return _HOST_NAME.fullmatch(name) is not None
 
 
 class Multiplexer(StrEnum):
@@ -90,6 +99,20 @@ class Placement:
     @property
     def is_member(self) -> bool:
         return self.director_agent_id is not None
+
+    def location(self) -> PaneLocation:
+        """Where the pane is, as a member placed beside it records it."""
+        if self.pane_id is None:
+            raise ValueError("a pending placement has no pane")
+        return PaneLocation(
+            self.backend,
+            self.session,
+            self.window_id,
+            self.pane_id,
+            self.socket,
+            self.identity,
+            self.host,
+        )
 
     def with_pane(
         self, pane_id: str, launch_pad: str | None = None, identity: str | None = None

@@ -82,17 +82,28 @@ def test_a_bad_cafleet_host_is_one_line(pane_fleet: PaneFleet) -> None:
     assert result.stderr.count("\n") == 1
 
 
-def test_member_create_beside_a_director_of_another_host_is_refused_and_stores_nothing(
+def test_member_create_for_a_host_with_no_relay_is_one_line_and_stores_nothing(
     pane_fleet: PaneFleet,
 ) -> None:
     fleet = pane_fleet
     before = fleet.rows("SELECT agent_id FROM agents")
 
-    result = fleet.member_create("remote", *fleet.custom_options(["sleep", "60"]), env=OTHER)
+    # from another host, beside the Director: its host's relay would open the pane
+    beside = fleet.member_create("remote", *fleet.custom_options(["sleep", "60"]), env=OTHER)
+    # from the Director's host, on a host nobody runs a relay on
+    elsewhere = fleet.member_create("far", *fleet.custom_options(["sleep", "60"]),
+                                    "--host", "build-server")  # fmt: skip
+    bad_name = fleet.member_create("bad", *fleet.custom_options(["sleep", "60"]),
+                                   "--host", "no such host")  # fmt: skip
 
-    assert result.code != 0, result
-    assert result.stderr == (
-        f"Error: the pane is on host {os.uname().nodename!r}, not this one ('build-server');"
-        " run the command there\n"
-    ), result
+    assert beside.code == elsewhere.code == 1, (beside, elsewhere)
+    assert beside.stderr == (
+        f"Error: no relay of host {os.uname().nodename!r} is alive (never seen);"
+        " start `cafleet relay` on that host\n"
+    ), beside
+    assert elsewhere.stderr == (
+        "Error: no relay of host 'build-server' is alive (never seen);"
+        " start `cafleet relay` on that host\n"
+    ), elsewhere
+    assert bad_name.code == 2 and "'no such host' is not a host name" in bad_name.stderr
     assert fleet.rows("SELECT agent_id FROM agents") == before

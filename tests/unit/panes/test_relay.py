@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from cafleet.application.ports import ProcessIdentity
-from cafleet.application.relay import RelayClient, RelayService
+from cafleet.application.relay import RelayClient, RelayDuties, RelayService
 from cafleet.domain.delivery import DeliveryState
 from cafleet.domain.errors import Conflict, NotFound, Unavailable
 from cafleet.domain.relay import RELAY_ALIVE_SECONDS, PaneVerb, RequestState, relay_note
@@ -32,11 +32,8 @@ class Process(ProcessIdentity):
 
 
 def relay_of(rig: PaneRig, pid: int = 100, dead: tuple[int, ...] = ()) -> RelayService:
-    messaging = rig.messaging()
-    panes = rig.member_panes()
-    return RelayService(
-        rig.store, rig.clock, Process(pid, dead), "here", messaging.drain_queued, panes.run_relayed
-    )
+    duties = RelayDuties(rig.messaging().drain_queued, rig.member_panes().run_relayed)
+    return RelayService(rig.store, rig.clock, Process(pid, dead), "here", duties)
 
 
 def test_a_message_from_another_host_is_queued_for_the_relay_which_types_it_once(

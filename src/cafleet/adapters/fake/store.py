@@ -27,7 +27,7 @@ from cafleet.domain.fleet import Fleet
 from cafleet.domain.message import Message, MessageState, MessageType
 from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule
 from cafleet.domain.placement import Placement
-from cafleet.domain.relay import RelayBeat, RelayRequest, RequestState
+from cafleet.domain.relay import PaneReport, RelayBeat, RelayRequest, RequestState
 from cafleet.domain.skills import SkillInstall
 
 K = TypeVar("K", bound=Hashable)
@@ -59,6 +59,8 @@ class MemoryTables:
     installs: dict[str, SkillInstall] = field(default_factory=dict)
     beats: dict[str, RelayBeat] = field(default_factory=dict)
     requests: dict[int, RelayRequest] = field(default_factory=dict)
+    reports: dict[int, PaneReport] = field(default_factory=dict)
+    wakes: list[str] = field(default_factory=list)  # hosts told of work, in commit order
     next_ids: dict[str, int] = field(default_factory=dict)
 
     def new_id(self, table: str) -> int:
@@ -436,6 +438,17 @@ class MemoryRelays:
 
     def settle(self, request: RelayRequest) -> None:
         _update(self._t.requests, request.request_id, request)
+
+    def wake(self, host: str) -> None:
+        self._t.wakes.append(host)
+
+    def report(self, host: str, reports: Sequence[PaneReport]) -> None:
+        for agent_id in [a for a, r in self._t.reports.items() if r.host == host]:
+            del self._t.reports[agent_id]
+        self._t.reports.update((r.agent_id, r) for r in reports)
+
+    def reports(self, agent_ids: Iterable[int]) -> dict[int, PaneReport]:
+        return {a: self._t.reports[a] for a in agent_ids if a in self._t.reports}
 
 
 class MemoryUnitOfWork(UnitOfWork):

@@ -6,11 +6,16 @@ from sqlalchemy import Engine
 
 from cafleet.adapters.postgres.engine import begin_options, open_engine
 from cafleet.adapters.postgres.errors import as_cafleet_error
+from cafleet.adapters.postgres.notifications import notify_relay
 from cafleet.adapters.sqlite.unit_of_work import SqlEngineRules, SqlUnitOfWorkFactory
 
 
 def postgres_rules(url: str) -> SqlEngineRules:
-    return SqlEngineRules(begin_options=begin_options, error=lambda e: as_cafleet_error(e, url))
+    return SqlEngineRules(
+        begin_options=begin_options,
+        error=lambda e: as_cafleet_error(e, url),
+        wake=notify_relay,
+    )
 
 
 class PostgresUnitOfWorkFactory(SqlUnitOfWorkFactory):

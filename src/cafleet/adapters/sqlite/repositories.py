@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -27,6 +27,7 @@ from cafleet.adapters.sqlite.tables import (
     fleets,
     monitor_config,
     monitor_runtime,
+    pane_reports,
     relay_requests,
     relays,
     skill_installs,
@@ -39,7 +40,7 @@ from cafleet.domain.fleet import Fleet
 from cafleet.domain.message import Message, MessageState, MessageType
 from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule
 from cafleet.domain.placement import Placement
-from cafleet.domain.relay import RelayBeat, RelayRequest, RequestState
+from cafleet.domain.relay import PaneReport, RelayBeat, RelayRequest, RequestState
 from cafleet.domain.skills import SkillInstall
 
 _IN_CHUNK = 500
@@ -542,9 +543,14 @@ class SqlInstalls:
             )
 
 
+def no_wake(conn: Connection, host: str) -> None:
+    """An engine without notifications: a relay looks for work every --poll seconds."""
+
+
 class SqlRelays:
-    def __init__(self, conn: Connection) -> None:
+    def __init__(self, conn: Connection, wake: Callable[[Connection, str], None] = no_wake) -> None:
         self._c = conn
+        self._wake = wake
 
     def beat(self, beat: RelayBeat) -> None:
         values = rows.beat_values(beat)
@@ -584,3 +590,21 @@ class SqlRelays:
             .where(relay_requests.c.request_id == request.request_id)
             .values(rows.request_values(request))
         )
+
+    def wake(self, host: str) -> None:
+        self._wake(self._c, host)
+
+    def report(self, host: str, reports: Sequence[PaneReport]) -> None:
+        self._c.execute(delete(pane_reports).where(pane_reports.c.host == host))
+        if reports:
+            self._c.execute(insert(pane_reports), [rows.report_values(r) for r in reports])
+
+    def reports(self, agent_ids: Iterable[int]) -> dict[int, PaneReport]:
+        ids = list(agent_ids)
+        found: dict[int, PaneReport] = {}
+        for start in range(0, len(ids), _IN_CHUNK):
+            chunk = ids[start : start + _IN_CHUNK]
+            query = select(pane_reports).where(pane_reports.c.agent_id.in_(chunk))
+            for row in self._c.execute(query).mappings():
+                found[row["agent_id"]] = rows.report_from(row)
+        return found

@@ -6,12 +6,14 @@ from datetime import datetime
 from typing import Any
 
 from cafleet.domain.agent import Agent, AgentStatus, parse_card
+from cafleet.domain.agent_status import AgentStatus as PaneAgentStatus
+from cafleet.domain.agent_status import StatusReport
 from cafleet.domain.delivery import Delivery, DeliveryState
 from cafleet.domain.fleet import Fleet
 from cafleet.domain.message import Message, MessageState, MessageType
 from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule
-from cafleet.domain.placement import CodingAgent, Multiplexer, Placement
-from cafleet.domain.relay import PaneVerb, RelayBeat, RelayRequest, RequestState
+from cafleet.domain.placement import CodingAgent, Multiplexer, PaneLocation, PaneState, Placement
+from cafleet.domain.relay import PaneReport, PaneVerb, RelayBeat, RelayRequest, RequestState
 
 Row = Any  # a row read by column name: sqlite3.Row, or a SQLAlchemy RowMapping
 
@@ -222,16 +224,56 @@ def runtime_values(r: MonitorRuntime) -> dict[str, Any]:
 
 
 def beat_from(row: Row) -> RelayBeat:
+    pane = None
+    if row["mux_pane_id"] is not None:
+        pane = PaneLocation(
+            Multiplexer(row["backend"]),
+            row["mux_session"],
+            row["mux_window_id"],
+            row["mux_pane_id"],
+            row["mux_socket"],
+            row["pane_identity"],
+            row["host"],
+        )
     return RelayBeat(
-        row["host"], row["pid"], required_dt(row["started_at"]), required_dt(row["seen_at"])
+        row["host"], row["pid"], required_dt(row["started_at"]), required_dt(row["seen_at"]), pane
     )
 
 
 def beat_values(beat: RelayBeat) -> dict[str, Any]:
+    pane = beat.pane
     return {
         "pid": beat.pid,
         "started_at": ts(beat.started_at),
         "seen_at": ts(beat.seen_at),
+        "backend": None if pane is None else pane.backend.value,
+        "mux_session": None if pane is None else pane.session,
+        "mux_window_id": None if pane is None else pane.window_id,
+        "mux_pane_id": None if pane is None else pane.pane_id,
+        "mux_socket": None if pane is None else pane.socket,
+        "pane_identity": None if pane is None else pane.identity,
+    }
+
+
+def report_from(row: Row) -> PaneReport:
+    state = row["pane_state"]
+    return PaneReport(
+        row["agent_id"],
+        row["host"],
+        None if state is None else PaneState(state),
+        StatusReport(PaneAgentStatus(row["agent_status"]), dt(row["status_since"])),
+        row["detected"],
+    )
+
+
+def report_values(r: PaneReport) -> dict[str, Any]:
+    return {
+        "agent_id": r.agent_id,
+        "host": r.host,
+        "pane_state": None if r.pane is None else r.pane.value,
+        "agent_status": r.status.status.value,
+        "status_since": ts(r.status.since),
+        "detected": r.detected,
     }
 
 

@@ -159,6 +159,13 @@ relays = Table(
     Column("pid", Integer, nullable=False),
     Column("started_at", String, nullable=False),
     Column("seen_at", String, nullable=False),
+    # the relay's own pane, if it runs in one (0009)
+    Column("backend", String),
+    Column("mux_session", String),
+    Column("mux_window_id", String),
+    Column("mux_pane_id", String),
+    Column("mux_socket", String),
+    Column("pane_identity", String),
 )
 
 relay_requests = Table(
@@ -176,4 +183,16 @@ relay_requests = Table(
     Column("created_at", String, nullable=False),
     Column("answered_at", String),
     Index("idx_relay_requests_host_state", "host", "state"),
+)
+
+pane_reports = Table(
+    "pane_reports",
+    metadata,
+    Column("agent_id", Integer, primary_key=True, autoincrement=False),
+    Column("host", String, nullable=False),
+    Column("pane_state", String),
+    Column("agent_status", String, nullable=False),
+    Column("status_since", String),
+    Column("detected", String),
+    Index("idx_pane_reports_host", "host"),
 )

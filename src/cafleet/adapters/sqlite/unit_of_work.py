@@ -27,6 +27,7 @@ from cafleet.adapters.sqlite.repositories import (
     SqlMonitor,
     SqlPlacements,
     SqlRelays,
+    no_wake,
 )
 from cafleet.adapters.sqlite.transactions import REVISION_QUERY, begun, require_head
 from cafleet.application.ports import UnitOfWork, UnitOfWorkFactory
@@ -36,10 +37,12 @@ from cafleet.domain.errors import CafleetError
 @dataclass(frozen=True)
 class SqlEngineRules:
     """begin_options(write): the connection's execution options for a reader or a writer;
-    error(exc): the one-line error a driver error becomes (None: not a driver error)."""
+    error(exc): the one-line error a driver error becomes (None: not a driver error);
+    wake(conn, host): tell a host's relay at commit that work waits (RelayRepository.wake)."""
 
     begin_options: Callable[[bool], dict[str, Any]]
     error: Callable[[BaseException], CafleetError | None]
+    wake: Callable[[Connection, str], None] = no_wake
 
     @contextmanager
     def translated(self) -> Iterator[None]:
@@ -75,7 +78,7 @@ class SqlUnitOfWork(UnitOfWork):
         self.deliveries = SqlDeliveries(conn)
         self.monitor = SqlMonitor(conn)
         self.installs = SqlInstalls(conn)
-        self.relays = SqlRelays(conn)
+        self.relays = SqlRelays(conn, self._rules.wake)
         return self
 
     def _begin(self) -> Connection:

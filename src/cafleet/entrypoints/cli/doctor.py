@@ -32,6 +32,7 @@ def doctor(ctx: click.Context) -> None:
         "skills": _skills(components),
         "agents": _agents(components),
     }
+    report["hosts"] = _hosts(components, report["database"])
     report["on_path"] = _on_path(components)
     report["next"] = _next(report)
     ok = (
@@ -98,6 +99,39 @@ def _database(components: Components) -> dict[str, Any]:
             section["pending_deliveries"] = components.skills().pending_deliveries()
     except CafleetError as exc:
         section["problem"] = exc.message  # an unreadable database is not a missing one
+    return section
+
+
+def _hosts(components: Components, database: dict[str, Any]) -> dict[str, Any]:
+    """This host's name, and every host of the store with its relay (a shared store); the
+    hosts are read only from a store at head (the database section says what is amiss)."""
+    from cafleet.adapters.hosts import this_host
+    from cafleet.application.relay import hosts_of
+    from cafleet.domain.errors import CafleetError
+    from cafleet.entrypoints.cli.rendering import iso
+
+    section: dict[str, Any] = {"this_host": None, "hosts": []}
+    try:
+        section["this_host"] = this_host(components.env)
+        if database["revision"] != database["head"]:
+            return section
+        hosts = hosts_of(components.uow, components.clock.now())
+    except CafleetError as exc:
+        section["problem"] = exc.message
+        return section
+    section["hosts"] = [
+        {
+            "host": h.relay.host,
+            "panes": h.panes,
+            "relay_alive": h.relay.alive,
+            "relay_pid": None if h.relay.beat is None else h.relay.beat.pid,
+            "relay_seen_at": None if h.relay.beat is None else iso(h.relay.beat.seen_at),
+            "relay_pane_id": None
+            if h.relay.beat is None or h.relay.beat.pane is None
+            else h.relay.beat.pane.pane_id,
+        }
+        for h in hosts
+    ]
     return section
 
 
@@ -272,12 +306,29 @@ def _text(report: dict[str, Any]) -> str:
                 indent="    ",
             )
         )
+    lines += _hosts_text(report["hosts"])
     lines.append("on PATH:")
     width = max(map(len, report["on_path"])) + 2
     found = [(name, path or "not found") for name, path in report["on_path"].items()]
     lines.append(labelled(found, width, indent="  "))
     lines.append(f"next: {report['next']}")
     return "\n".join(lines)
+
+
+def _hosts_text(section: dict[str, Any]) -> list[str]:
+    lines = ["hosts:", f"  this host:  {section['this_host'] or '-'}"]
+    if "problem" in section:
+        return [*lines, f"  unreadable: {section['problem']}"]
+    for h in section["hosts"]:
+        panes = f"{h['panes']} pane{'' if h['panes'] == 1 else 's'}"
+        if h["relay_alive"]:
+            relay = f"relay alive (pid {h['relay_pid']})"
+        elif h["relay_seen_at"] is None:
+            relay = "no relay seen"
+        else:
+            relay = f"relay down (last seen {h['relay_seen_at']})"
+        lines.append(f"  {h['host']}: {panes}, {relay}")
+    return lines
 
 
 def _submit_words(agent: dict[str, Any]) -> str:

@@ -48,6 +48,13 @@ def member_json(view: MemberView, *, with_kind: bool = False) -> dict[str, Any]:
     if with_kind:
         body["kind"] = view.kind.value
     body["placement"] = None if view.placement is None else placement_json(view.placement)
+    if view.relay is not None:  # the relay of the pane's host, for a store several share
+        beat = view.relay.beat
+        body["placement"]["relay"] = {
+            "alive": view.relay.alive,
+            "pid": None if beat is None else beat.pid,
+            "seen_at": None if beat is None else iso(beat.seen_at),
+        }
     body["pane_state"] = None if view.pane is None else view.pane.value
     told = view.agent_status
     body["agent_status"] = None if told is None else told.status.value
@@ -65,6 +72,22 @@ def agent_word(view: MemberView, now: datetime) -> str:
     if told.since is None:
         return told.status.value
     return f"{told.status.value} {humanize(now - told.since)}"
+
+
+def _host_name(value: str | None) -> str | None:
+    from cafleet.domain.placement import HOST_NAME_RULE, is_host_name
+
+    if value is not None and not is_host_name(value):
+        raise click.BadParameter(f"{value!r} is not a host name: {HOST_NAME_RULE}.")
+    return value
+
+
+def host_word(view: MemberView) -> str:
+    """The pane's host, and whether its relay is down when it has none alive."""
+    p = view.placement
+    if p is None or p.host is None:
+        return "-"
+    return p.host if view.relay is None or view.relay.alive else f"{p.host} (no relay)"
 
 
 def status_word(view: MemberView) -> str:
@@ -132,6 +155,7 @@ def show(ctx: click.Context, fleet_id: int | None, member_id: int, full: bool) -
                         ("session", p.session),
                         ("window_id", p.window_id),
                         ("pane_id", p.pane_id or "-"),
+                        *([("host", host_word(view))] if p.host is not None else []),
                         ("created_at", iso(p.created_at)),
                     ],
                     19,
@@ -237,6 +261,11 @@ def _listing_table(listing: MemberListing) -> str:
             if mode is ListMode.ALL:
                 row.insert(3, v.kind.value)
             rows.append(row)
+        if len({v.placement.host for v in views if v.placement and v.placement.host}) > 1:
+            at = headers.index("pane_id") + 1  # a fleet over several hosts: where each pane is
+            headers.insert(at, "host")
+            for row, v in zip(rows, views, strict=True):
+                row.insert(at, host_word(v))
     return f"{count_line(len(views), noun)}\n{table(headers, rows, indent='  ')}"
 
 
@@ -442,6 +471,13 @@ def delete(
     show_default=True,
     help="An ordinary member or the fleet's monitoring member.",
 )
+@click.option(
+    "--host",
+    default=None,
+    metavar="NAME",
+    callback=lambda ctx, param, value: _host_name(value),
+    help="The host whose relay opens the pane (default: the Director's, beside its pane).",
+)
 @text_options
 @click.option("--full", is_flag=True, help="Show every field.")
 @click.pass_context
@@ -455,6 +491,7 @@ def create(
     model: str | None,
     agent_command: str | None,
     role: str,
+    host: str | None,
     text: str | None,
     text_file: str | None,
     full: bool,
@@ -476,6 +513,7 @@ def create(
         agent_command=agent_command,
         monitor=role == "monitor",
         caller=app.caller,
+        host=host,
     )
     made = app.components.member_spawner().create(request)
     a, p = made.agent, made.placement

@@ -10,8 +10,10 @@ RELAY_HELP = """Carry out the pane work that commands on other hosts leave for t
 
 Run one relay on each host that has member panes, when the fleet's store is shared by
 several machines (PostgreSQL). It delivers the messages sent to this host's members from
-elsewhere, and runs the pane verbs (capture, ping, exec) asked of them, until Ctrl-C or
-SIGTERM. Work left while it was down is carried out when it starts. This host's name is
+elsewhere, spawns and deletes members here for commands run elsewhere (in the multiplexer
+session it runs in, beside its own pane), runs the pane verbs (capture, ping, exec, the
+monitor's wake) asked of them, and reports what its panes show, until Ctrl-C or SIGTERM.
+Work left while it was down is carried out when it starts. This host's name is
 CAFLEET_HOST, else the machine's name.
 """
 
@@ -27,16 +29,18 @@ CAFLEET_HOST, else the machine's name.
 )
 @click.pass_context
 def relay(ctx: click.Context, poll_seconds: float) -> None:
-    from cafleet.container import build_container
+    from cafleet.adapters.stores import work_signals
     from cafleet.entrypoints.cli.foreground import echo_out, stop_on_signals
     from cafleet.entrypoints.relay.loop import run_relay
 
-    container = build_container(app_of(ctx).components.settings)
+    components = app_of(ctx).components
+    service = components.relay()
     should_stop = stop_on_signals()
     code = run_relay(
-        container.relay(),
-        container.clock(),
+        service,
+        components.clock,
         poll_seconds,
+        work_signals(components.settings, service.host, components.clock),
         should_stop=should_stop,
         out=echo_out,
         err=lambda line: click.echo(line, err=True),

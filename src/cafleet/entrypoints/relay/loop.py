@@ -9,17 +9,17 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 
-from cafleet.application.ports import Clock
+from cafleet.application.ports import Clock, WorkSignals
 from cafleet.application.relay import RelayService, RelayTick
 from cafleet.domain.errors import CafleetError
-from cafleet.domain.relay import RequestState
+from cafleet.domain.relay import PaneVerb, RelayRequest, RequestState
 from cafleet.entrypoints.loop_output import (
+    SLEEP_STEP_SECONDS,
     Echo,
     Throttle,
     escaping,
     iso_now,
     one_round,
-    sleep_unless_stopped,
     until_closed,
 )
 
@@ -28,6 +28,7 @@ def run_relay(
     service: RelayService,
     clock: Clock,
     poll_seconds: float,
+    signals: WorkSignals,
     *,
     should_stop: Callable[[], bool],
     out: Echo,
@@ -37,7 +38,12 @@ def run_relay(
     err = escaping(err)
     out = escaping(until_closed(out, err, "the relay"))
     beat = service.start()
-    out(f"relay started (host {beat.host!r}, pid {beat.pid})")
+    where = (
+        f"in pane {beat.pane.pane_id}"
+        if beat.pane is not None
+        else "in no multiplexer pane: members cannot be spawned here from other hosts"
+    )
+    out(f"relay started (host {beat.host!r}, pid {beat.pid}, {where})")
     complaints = Throttle(clock, err)
     try:
         while not should_stop():
@@ -47,12 +53,23 @@ def run_relay(
                 return 1
             if tick is not None:
                 _report(tick, clock, out)
-            sleep_unless_stopped(clock, poll_seconds, should_stop)
+            _wait_for_work(signals, poll_seconds, should_stop)
     finally:
         with contextlib.suppress(CafleetError):
             service.stop()
+        signals.close()
     out("relay stopped")
     return 0
+
+
+def _wait_for_work(signals: WorkSignals, seconds: float, should_stop: Callable[[], bool]) -> None:
+    """Until told of work, the poll interval is up, or a signal asks to stop."""
+    remaining = seconds
+    while remaining > 0 and not should_stop():
+        step = min(SLEEP_STEP_SECONDS, remaining)
+        if signals.wait(step):
+            return
+        remaining -= step
 
 
 def _report(tick: RelayTick, clock: Clock, out: Echo) -> None:
@@ -62,5 +79,12 @@ def _report(tick: RelayTick, clock: Clock, out: Echo) -> None:
         out(f"{now} delivered the queued messages of agents {agents}")
     for request in tick.answered:
         outcome = "done" if request.state is RequestState.DONE else f"failed: {request.answer}"
-        what = f"{request.verb.value} of agent {request.agent_id}"
-        out(f"{now} {what} (request {request.request_id}): {outcome}")
+        out(f"{now} {_described(request)} (request {request.request_id}): {outcome}")
+
+
+def _described(request: RelayRequest) -> str:
+    if request.verb is PaneVerb.SPAWN:
+        return f"spawn for Director {request.agent_id} of fleet {request.fleet_id}"
+    if request.verb is PaneVerb.CLOSE:
+        return f"closing the member panes of fleet {request.fleet_id}"
+    return f"{request.verb.value} of agent {request.agent_id}"

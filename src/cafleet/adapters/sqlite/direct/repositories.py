@@ -39,7 +39,7 @@ from cafleet.domain.fleet import Fleet
 from cafleet.domain.message import Message, MessageState, MessageType
 from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule
 from cafleet.domain.placement import Placement
-from cafleet.domain.relay import RelayBeat, RelayRequest, RequestState
+from cafleet.domain.relay import PaneReport, RelayBeat, RelayRequest, RequestState
 from cafleet.domain.skills import SkillInstall
 
 SUMMARY = MessageType.BROADCAST_SUMMARY.value
@@ -444,3 +444,16 @@ class DirectRelays(_Sql, RelayRepository):
     def settle(self, request: RelayRequest) -> None:
         values = rows.request_values(request)
         self._update("relay_requests", values, "request_id = ?", request.request_id)
+
+    def wake(self, host: str) -> None:
+        pass  # SQLite has no notifications: a relay looks for work every --poll seconds
+
+    def report(self, host: str, reports: Sequence[PaneReport]) -> None:
+        self._run("DELETE FROM pane_reports WHERE host = ?", [host])
+        for report in reports:
+            self._insert("pane_reports", rows.report_values(report))
+
+    def reports(self, agent_ids: Iterable[int]) -> dict[int, PaneReport]:
+        sql = f"{select_all('pane_reports')} WHERE agent_id IN ({{ids}})"
+        found = self._grouped(sql, list(agent_ids))
+        return {r["agent_id"]: rows.report_from(r) for r in found}
