@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
 ANSWER_POLL_SECONDS = 0.05
 REPORT_SECONDS = 2.0  # how often a relay looks at its host's panes for the other hosts
+PANES_CHANGED = frozenset({PaneVerb.SPAWN, PaneVerb.DELETE, PaneVerb.CLOSE})
 
 # runs one verb on this host's pane: (request) -> the answer text; raises a CafleetError
 VerbRunner = Callable[[RelayRequest], str]
@@ -286,6 +287,8 @@ class RelayService:
             if current is not None and current.state is RequestState.PENDING:
                 uow.relays.settle(answered)
                 uow.commit()
+        if request.verb in PANES_CHANGED:
+            self._reported_at = None  # the other hosts see the new or closed pane next tick
         return answered
 
 

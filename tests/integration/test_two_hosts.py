@@ -1,0 +1,115 @@
+"""A fleet over two hosts sharing one PostgreSQL store (tests/support/two_hosts.py): the
+Director on host A spawns a member on host B, messages it, gets its reply in its own pane,
+captures and deletes it across, and a relay of B killed and started again delivers what was
+sent meanwhile, each message once. Two private tmux servers, two relays, one real server."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from support.tmux import tmux_binary
+from support.two_hosts import HOST_A, HOST_B, TwoHosts, two_hosts, wait_until
+
+pytestmark = [pytest.mark.postgres, pytest.mark.tmux, pytest.mark.slow]
+
+
+@pytest.fixture
+def hosts(tmp_path: Path, postgres_url: str) -> Iterator[TwoHosts]:
+    binary = tmux_binary()
+    if binary is None:
+        pytest.skip("tmux is not installed")
+    with two_hosts(tmp_path, postgres_url, binary) as made:
+        yield made
+
+
+def pongs_to_director(hosts: TwoHosts) -> list[str]:
+    """The replies shown in the Director's pane (its agent holds each preview)."""
+    return [e["text"] for e in hosts.director_events("submit") if "pong" in e["text"]]
+
+
+def listed(hosts: TwoHosts, member: int, pane_state: str | None) -> dict[str, Any] | None:
+    """The member as `member list --json` on A shows it, once its pane state is this."""
+    rows = hosts.a.json("member", "list", "--fleet-id", str(hosts.fleet_id))
+    [row] = [m for m in rows if m["agent_id"] == member]
+    return row if row["pane_state"] == pane_state else None
+
+
+def pings_taken(hosts: TwoHosts) -> list[str]:
+    return [e["text"] for e in hosts.member_events("submit") if "ping" in e["text"]]
+
+
+def test_a_fleet_over_two_hosts_spawns_talks_captures_survives_a_relay_crash_and_deletes(
+    hosts: TwoHosts,
+) -> None:
+    a, b = hosts.a, hosts.b
+    member = hosts.spawn_on_b("builder")
+
+    # the member's pane is in B's tmux server, beside B's relay, and is recorded on B
+    b_panes = b.tmux.run("list-panes", "-a", "-F", "#{pane_id}").split()
+    row = wait_until(lambda: listed(hosts, member, "running"), "B's relay to report the pane")
+    placement = row["placement"]
+    assert placement["host"] == HOST_B
+    assert placement["mux_pane_id"] in b_panes and placement["mux_pane_id"] != hosts.relay_b_pane
+    assert placement["relay"]["alive"] is True
+    wait_until(lambda: hosts.member_events("ready"), "the member's agent")
+
+    # A -> B: the preview is typed by B's relay; the reply B -> A by A's relay
+    sent = hosts.send(a, hosts.director, member, "ping 1")
+    assert sent["notification"]["state"] == "pending"
+    wait_until(lambda: pongs_to_director(hosts), "pong 1 in the Director's pane")
+
+    # capture across: A asks, B's relay reads its pane
+    captured = a.ok("member", "capture", "--fleet-id", str(hosts.fleet_id),
+                    "--member-id", str(member), "--lines", "40")  # fmt: skip
+    assert "SUBMIT:" in captured and "ping 1" in captured
+    local = b.tmux.run("capture-pane", "-p", "-t", placement["mux_pane_id"])
+    assert captured.strip().splitlines()[-1] in local
+
+    # B's relay crashes; two messages wait for it, then reach the pane once each
+    hosts.kill_relay_b()
+    for n in (2, 3):
+        sent = hosts.send(a, hosts.director, member, f"ping {n}")
+        assert sent["notification"]["state"] == "pending"
+    assert [p for p in pings_taken(hosts) if re.search(r"ping [23]\b", p)] == []
+    # nobody can tell the pane's state now; the relay's liveness says why
+    down = wait_until(lambda: listed(hosts, member, None), "B's relay to be taken for down")
+    assert down["placement"]["relay"]["alive"] is False
+    hosts.start_relay_b()
+    wait_until(
+        lambda: len(pongs_to_director(hosts)) >= 3, "pong 2 and pong 3 in the Director's pane"
+    )
+
+    for n in (1, 2, 3):
+        assert sum(bool(re.search(rf"\bping {n}\b", t)) for t in pings_taken(hosts)) == 1, n
+        assert sum(bool(re.search(rf"\bpong {n}\b", t)) for t in pongs_to_director(hosts)) == 1, n
+    states = hosts.rows(
+        "SELECT t.text, d.state FROM deliveries d JOIN tasks t ON t.task_id = d.task_id"
+        " WHERE d.recipient_agent_id = :member ORDER BY d.task_id",
+        member=member,
+    )
+    assert [(text, state) for text, state in states] == [
+        ("ping 1", "sent"), ("ping 2", "sent"), ("ping 3", "sent"),
+    ]  # fmt: skip
+
+    # doctor on A sees both hosts, each with a live relay and its panes
+    report = a.json("doctor")
+    by_host = {h["host"]: h for h in report["hosts"]["hosts"]}
+    assert report["hosts"]["this_host"] == HOST_A
+    assert (by_host[HOST_A]["panes"], by_host[HOST_A]["relay_alive"]) == (1, True)
+    assert (by_host[HOST_B]["panes"], by_host[HOST_B]["relay_alive"]) == (1, True)
+    assert by_host[HOST_B]["relay_pane_id"] == hosts.relay_b_pane
+
+    # delete across: B's relay closes the pane (the demo agent obeys /exit)
+    deleted = a.ok("member", "delete", "--fleet-id", str(hosts.fleet_id),
+                   "--member-id", str(member))  # fmt: skip
+    assert deleted.startswith("Member deleted.")
+    assert f"{placement['mux_pane_id']} (closed)" in deleted
+    assert placement["mux_pane_id"] not in b.tmux.run("list-panes", "-a", "-F", "#{pane_id}")
+    assert [
+        m["agent_id"] for m in a.json("member", "list", "--fleet-id", str(hosts.fleet_id))
+    ] == []
