@@ -1,11 +1,14 @@
 """A fleet over two hosts sharing one PostgreSQL store (tests/support/two_hosts.py): the
 Director on host A spawns a member on host B, messages it, gets its reply in its own pane,
-captures and deletes it across, and a relay of B killed and started again delivers what was
-sent meanwhile, each message once. Two private tmux servers, two relays, one real server."""
+captures it across, a relay of B killed and started again delivers what was sent meanwhile
+(each message once), the monitor on A wakes its watcher on B, and `member delete` and
+`fleet delete` on A close the panes on B. Two private tmux servers, two relays, one real
+PostgreSQL server."""
 
 from __future__ import annotations
 
 import re
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,7 +16,15 @@ from typing import Any
 import pytest
 
 from support.tmux import tmux_binary
-from support.two_hosts import HOST_A, HOST_B, TwoHosts, two_hosts, wait_until
+from support.two_hosts import (
+    CAFLEET,
+    DEMO_AGENT,
+    HOST_A,
+    HOST_B,
+    TwoHosts,
+    two_hosts,
+    wait_until,
+)
 
 pytestmark = [pytest.mark.postgres, pytest.mark.tmux, pytest.mark.slow]
 
@@ -50,7 +61,7 @@ def test_a_fleet_over_two_hosts_spawns_talks_captures_survives_a_relay_crash_and
     member = hosts.spawn_on_b("builder")
 
     # the member's pane is in B's tmux server, beside B's relay, and is recorded on B
-    b_panes = b.tmux.run("list-panes", "-a", "-F", "#{pane_id}").split()
+    b_panes = b_pane_ids(hosts)
     row = wait_until(lambda: listed(hosts, member, "running"), "B's relay to report the pane")
     placement = row["placement"]
     assert placement["host"] == HOST_B
@@ -104,12 +115,56 @@ def test_a_fleet_over_two_hosts_spawns_talks_captures_survives_a_relay_crash_and
     assert (by_host[HOST_B]["panes"], by_host[HOST_B]["relay_alive"]) == (1, True)
     assert by_host[HOST_B]["relay_pane_id"] == hosts.relay_b_pane
 
+    # the monitor runs on A; the monitoring member is on B: its wake goes through B's relay
+    watcher = spawn_watcher_on_b(hosts)
+    a.ok("monitor", "config", "--fleet-id", str(hosts.fleet_id), "--member-id", str(member),
+         "--interval", "1")  # fmt: skip
+    monitor = subprocess.Popen(
+        [*CAFLEET, "monitor", "start", "--fleet-id", str(hosts.fleet_id), "--tick", "1"],
+        env=hosts.a_background_env(), stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        wake = wait_until(lambda: wakes_naming(hosts, member), "a wake on B naming the member")
+    finally:
+        monitor.terminate()
+        monitor.wait(30)
+    assert wake[0].startswith("[monitor] wake")
+
     # delete across: B's relay closes the pane (the demo agent obeys /exit)
     deleted = a.ok("member", "delete", "--fleet-id", str(hosts.fleet_id),
                    "--member-id", str(member))  # fmt: skip
     assert deleted.startswith("Member deleted.")
     assert f"{placement['mux_pane_id']} (closed)" in deleted
-    assert placement["mux_pane_id"] not in b.tmux.run("list-panes", "-a", "-F", "#{pane_id}")
-    assert [
-        m["agent_id"] for m in a.json("member", "list", "--fleet-id", str(hosts.fleet_id))
-    ] == []
+    assert placement["mux_pane_id"] not in b_pane_ids(hosts)
+
+    # fleet delete on A closes what is left on B (the watcher's pane) through B's relay
+    [watcher_pane] = [m["placement"]["mux_pane_id"] for m in
+                      a.json("member", "list", "--fleet-id", str(hosts.fleet_id))
+                      if m["agent_id"] == watcher]  # fmt: skip
+    gone = a.json("fleet", "delete", "--fleet-id", str(hosts.fleet_id))
+    assert gone["panes"] == [{"agent_id": watcher, "pane_id": watcher_pane, "status": "closed"}]
+    assert watcher_pane not in b_pane_ids(hosts)
+    assert b_pane_ids(hosts) == [hosts.relay_b_pane]  # B's relay's own pane stays
+
+
+def spawn_watcher_on_b(hosts: TwoHosts) -> int:
+    out = hosts.a.ok(
+        "member", "create", "--fleet-id", str(hosts.fleet_id), "--agent-id", str(hosts.director),
+        "--name", "watcher", "--description", "watches", "--role", "monitor",
+        "--host", HOST_B, "--coding-agent", "custom",
+        "--agent-command", f"{DEMO_AGENT} {{prompt}}", "--text", "You watch the fleet.",
+    )  # fmt: skip
+    return int(out.split()[0])
+
+
+def wakes_naming(hosts: TwoHosts, member: int) -> list[str]:
+    return [
+        e["text"]
+        for e in hosts.member_events("submit")
+        if e["text"].startswith("[monitor] wake") and f"{member}" in e["text"]
+    ]
+
+
+def b_pane_ids(hosts: TwoHosts) -> list[str]:
+    return hosts.b.tmux.run("list-panes", "-a", "-F", "#{pane_id}").split()
