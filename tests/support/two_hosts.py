@@ -7,7 +7,8 @@ cross-host benchmark.
 - Host A: the Director's pane runs the demo agent in `--hold` mode (it shows each preview
   it is given and does nothing else) under Claude Code's name, so whatever reaches the
   Director's pane is in its log. A's relay runs in the background, outside any
-  pane (nothing is spawned on A from elsewhere).
+  pane (nothing is spawned on A from elsewhere). `spawn_on_a` puts a demo-agent member
+  beside the Director, for a delivery on one host through the same store.
 - Host B: B's relay runs in the first pane of B's server, so members spawned on B open
   beside it. Members run the demo agent, which answers `ping N` with `pong N`.
 
@@ -152,15 +153,22 @@ class TwoHosts:
         """The demo agents' log on B: a member's environment is B's relay's, which names it."""
         return self.scratch / "logs" / "host-b-members.jsonl"
 
+    @property
+    def a_members_log(self) -> Path:
+        """The demo agents' log on A, for members spawned beside the Director (`spawn_on_a`)."""
+        return self.scratch / "logs" / "host-a-members.jsonl"
+
     def spawn_on_b(self, name: str) -> int:
         """`member create --host host-b` from A: the new member's id."""
-        out = self.a.ok(
-            "member", "create", "--fleet-id", str(self.fleet_id), "--agent-id",
-            str(self.director), "--name", name, "--description", f"{name} on host B",
-            "--host", HOST_B, "--coding-agent", "custom", "--agent-command",
-            f"{shlex.quote(DEMO_AGENT)} {{prompt}}", "--text", f"You are {name}.",
-        )  # fmt: skip
-        return int(out.split()[0])
+        return _create_demo_member(self.a, self.fleet_id, self.director, name,
+                                   f"{name} on host B", "--host", HOST_B)  # fmt: skip
+
+    def spawn_on_a(self, name: str) -> int:
+        """`member create` on A, beside the Director (no relay in between): the new member's
+        id. Its agent logs to `a_members_log` (the member takes its spawner's environment)."""
+        env = {**self.a.env, "CAFLEET_DEMO_LOG": str(self.a_members_log)}
+        return _create_demo_member(Host(HOST_A, self.a.tmux, env), self.fleet_id,
+                                   self.director, name, f"{name} on host A")  # fmt: skip
 
     def send(self, sender_host: Host, sender: int, to: int, text: str) -> dict[str, Any]:
         sent: dict[str, Any] = sender_host.json(
@@ -243,6 +251,19 @@ class TwoHosts:
                 self.relay_a.wait(20)
             except subprocess.TimeoutExpired:
                 self.relay_a.kill()
+
+
+def _create_demo_member(
+    spawner: Host, fleet_id: int, director: int, name: str, description: str, *extra: str
+) -> int:
+    """`member create` of a demo-agent member, run by `spawner` with `extra` options; the
+    new member's id."""
+    out = spawner.ok(
+        "member", "create", "--fleet-id", str(fleet_id), "--agent-id", str(director),
+        "--name", name, "--description", description, *extra, "--coding-agent", "custom",
+        "--agent-command", f"{shlex.quote(DEMO_AGENT)} {{prompt}}", "--text", f"You are {name}.",
+    )  # fmt: skip
+    return int(out.split()[0])
 
 
 def _plain_shell(tmux: TmuxServer) -> str:

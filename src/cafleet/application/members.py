@@ -106,8 +106,7 @@ class MemberService:
 
     def _with_relays(self, uow: UnitOfWork, views: Sequence[MemberView]) -> Sequence[MemberView]:
         """Each placement's host relay, and its report of the panes this host cannot see."""
-        hosts = {v.placement.host for v in views if v.placement is not None and v.placement.host}
-        if not hosts:
+        if not any(v.placement is not None and v.placement.host for v in views):
             return views
         beats = {b.host: b for b in uow.relays.beats()}
         elsewhere = [
@@ -137,6 +136,9 @@ class MemberService:
         relay is alive. Call it with no unit of work open: it runs the multiplexer."""
         if self._drivers is None:
             return views
+        if any(_unrelayed(v, self._drivers) for v in views):  # views made elsewhere (the WebUI)
+            with self._uow() as uow:
+                views = self._with_relays(uow, views)
         survey = PaneSurvey(self._drivers, self._statuses)
         marked = []
         for view in views:
@@ -183,6 +185,12 @@ class PaneSurvey:
             status = told or StatusReport.unknown()
             reports.append(PaneReport(placement.agent_id, host, state, status, seen))
         return reports
+
+
+def _unrelayed(view: MemberView, drivers: PaneDrivers) -> bool:
+    """A view of another host's pane without that host's relay read yet."""
+    placement = view.placement
+    return view.relay is None and placement is not None and not drivers.reaches(placement.host)
 
 
 def _as_reported(view: MemberView) -> MemberView:
