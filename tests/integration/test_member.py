@@ -141,6 +141,7 @@ def test_member_show_json(cli, fleet, add_member, migrated, tmux):
         "ready_at": row["ready_at"],
         "ready_rule": "hook",
         "host": os.uname().nodename,  # no CAFLEET_HOST: the machine's name
+        "relay": {"alive": False, "pid": None, "seen_at": None},  # no `cafleet relay` runs
     }
     assert row["host"] == os.uname().nodename
     assert row["ready_at"] is not None

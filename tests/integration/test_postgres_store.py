@@ -54,9 +54,11 @@ def test_setup_db_creates_the_schema_once_and_doctor_reads_it(pg_cli: Any, postg
     created = pg_cli.ok("setup", "db")
     assert created.startswith("Created postgresql+psycopg://cafleet@/")
     assert f"applied migrations to head ({HEAD_REVISION})" in created
-    assert pg_cli.ok("setup", "db").strip() == (
-        f"Already at head ({HEAD_REVISION}); nothing to do."
-    )
+    assert pg_cli.ok("setup", "db").splitlines() == [
+        f"Already at head ({HEAD_REVISION}); nothing to do.",
+        "On each host with member panes, run `cafleet relay` in a pane of its own"
+        " (docs/multi-host.md).",
+    ]
     # not in a pane and no skills installed: doctor exits 1, but reads the store
     database = json.loads(pg_cli("--json", "doctor").stdout)["database"]
     assert (database["revision"], database["head"]) == (HEAD_REVISION, HEAD_REVISION)
@@ -228,5 +230,8 @@ def test_a_relay_carries_out_what_another_host_left_for_its_panes(
         relay.terminate()
         out, err = relay.communicate(timeout=30)
     assert err == "", err
-    assert out.splitlines()[0] == f"relay started (host {os.uname().nodename!r}, pid {relay.pid})"
+    pane = cli.env["TMUX_PANE"]  # it runs with the Director pane's environment
+    assert out.splitlines()[0] == (
+        f"relay started (host {os.uname().nodename!r}, pid {relay.pid}, in pane {pane})"
+    )
     assert rows(postgres_url, "SELECT host FROM relays") == []

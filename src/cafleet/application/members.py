@@ -43,6 +43,7 @@ class MemberView:
     agent_status: StatusReport | None = None  # None: not a member with a pane
     fleet_deleted_at: datetime | None = None  # set: a deleted fleet's record, read-only
     relay: HostRelay | None = None  # the relay of the pane's host (None: no host recorded)
+    elsewhere: bool = False  # the pane is on another host than this process's
     report: PaneReport | None = None  # what that relay last saw of the pane
 
 
@@ -122,6 +123,7 @@ class MemberService:
             else replace(
                 v,
                 relay=HostRelay.of(v.placement.host, beats, now),
+                elsewhere=not self._reaches(v.placement.host),
                 report=reports.get(v.agent.agent_id),
             )
             for v in views

@@ -83,11 +83,13 @@ def _host_name(value: str | None) -> str | None:
 
 
 def host_word(view: MemberView) -> str:
-    """The pane's host, and whether its relay is down when it has none alive."""
+    """The pane's host; for another host's pane, whether its relay is down (nothing here
+    reaches the pane then)."""
     p = view.placement
     if p is None or p.host is None:
         return "-"
-    return p.host if view.relay is None or view.relay.alive else f"{p.host} (no relay)"
+    down = view.elsewhere and view.relay is not None and not view.relay.alive
+    return f"{p.host} (no relay)" if down else p.host
 
 
 def status_word(view: MemberView) -> str:
@@ -155,7 +157,7 @@ def show(ctx: click.Context, fleet_id: int | None, member_id: int, full: bool) -
                         ("session", p.session),
                         ("window_id", p.window_id),
                         ("pane_id", p.pane_id or "-"),
-                        *([("host", host_word(view))] if p.host is not None else []),
+                        *([("host", host_word(view))] if view.elsewhere else []),
                         ("created_at", iso(p.created_at)),
                     ],
                     19,

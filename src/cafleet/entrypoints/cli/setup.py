@@ -55,6 +55,11 @@ def _setup_db() -> None:
         click.echo(f"Upgraded from {report.from_revision} to {report.to_revision}.")
     else:
         click.echo(f"Already at head ({report.to_revision}); nothing to do.")
+    if settings.on_postgres:  # a store several machines may share
+        click.echo(
+            "On each host with member panes, run `cafleet relay` in a pane of its own"
+            " (docs/multi-host.md)."
+        )
 
 
 def _setup_skills(ctx: click.Context, agents: tuple[str, ...]) -> None:
