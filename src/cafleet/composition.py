@@ -235,7 +235,9 @@ class Components:
             record_receipts=ReceiptRecorder(self.uow, reader).record,
             own_pane=lambda: pane_of_process(self.locator, self.pane_drivers),
         )
-        return RelayService(self.uow, self.clock, SystemProcess(), host, duties, RELAY_WORKERS)
+        return RelayService(
+            self.uow, self.clock, SystemProcess(self.env), host, duties, RELAY_WORKERS
+        )
 
     def monitoring(self) -> MonitorService:
         from cafleet.adapters.process import SystemProcess
@@ -247,7 +249,7 @@ class Components:
             self.clock,
             self.pane_drivers,
             self.keystrokes,
-            SystemProcess(),
+            SystemProcess(self.env),
             self.settings.monitor_stall_interval,
             self.agent_statuses,
             ReceiptReader(self.launch_pads, self.settings.profiles, self.codex_threads),

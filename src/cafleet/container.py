@@ -104,7 +104,7 @@ class Container(containers.DeclarativeContainer):
     member_removal = providers.Factory(
         MemberRemoval, uow, clock, pane_drivers, teardown, relay_client
     )
-    process = providers.Singleton(SystemProcess)
+    process = providers.Singleton(SystemProcess, environ)
     # herdr's pushed agent states: only the monitor loop asks for them (`monitor(feeds=...)`)
     state_feeds = providers.Singleton(HerdrStateFeeds, environ)
     drains = providers.Singleton(DrainProcess, environ)  # the monitor's, for stranded queues

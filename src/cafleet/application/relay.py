@@ -108,14 +108,24 @@ def hosts_of(uow: UnitOfWorkFactory, now: datetime) -> list[HostPanes]:
     with uow() as tx:
         beats = {b.host: b for b in tx.relays.beats()}
         panes: dict[str, int] = {}
-        for fleet in tx.fleets.list_live():
-            agents = tx.agents.in_fleet(fleet.fleet_id)
-            for placement in tx.placements.for_agents(a.agent_id for a in agents).values():
-                if placement.host is not None and not placement.is_pending:
-                    panes[placement.host] = panes.get(placement.host, 0) + 1
+        for placement in placed_panes(tx):
+            if placement.host is not None:
+                panes[placement.host] = panes.get(placement.host, 0) + 1
     return [
         HostPanes(HostRelay.of(host, beats, now), panes.get(host, 0))
         for host in sorted({*beats, *panes})
+    ]
+
+
+def placed_panes(uow: UnitOfWork) -> list[Placement]:
+    """The placements with a pane, of every live fleet."""
+    return [
+        placement
+        for fleet in uow.fleets.list_live()
+        for placement in uow.placements.for_agents(
+            a.agent_id for a in uow.agents.in_fleet(fleet.fleet_id)
+        ).values()
+        if not placement.is_pending
     ]
 
 
@@ -219,14 +229,7 @@ class RelayService:
             requests = [
                 r for r in uow.relays.pending(self.host) if r.request_id not in self._running
             ]
-            here = [
-                placement
-                for fleet in uow.fleets.list_live()
-                for placement in uow.placements.for_agents(
-                    a.agent_id for a in uow.agents.in_fleet(fleet.fleet_id)
-                ).values()
-                if placement.host == self.host and not placement.is_pending
-            ]
+            here = [p for p in placed_panes(uow) if p.host == self.host]
             members = [p.agent_id for p in here]
             waiting = uow.deliveries.stranded(members, self._clock.now() + timedelta(seconds=1))
             recipients = [

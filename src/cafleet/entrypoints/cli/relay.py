@@ -23,12 +23,12 @@ CAFLEET_HOST, else the machine's name.
     "--poll",
     "poll_seconds",
     type=click.FloatRange(0.05, 60),
-    default=0.25,
-    show_default=True,
-    help="Seconds between looks for new work.",
+    default=None,
+    help="Seconds between looks for new work (default 0.25; 1 on PostgreSQL, whose"
+    " notifications wake the relay at once).",
 )
 @click.pass_context
-def relay(ctx: click.Context, poll_seconds: float) -> None:
+def relay(ctx: click.Context, poll_seconds: float | None) -> None:
     from cafleet.adapters.stores import work_signals
     from cafleet.entrypoints.cli.foreground import echo_out, stop_on_signals
     from cafleet.entrypoints.relay.loop import run_relay
@@ -36,6 +36,8 @@ def relay(ctx: click.Context, poll_seconds: float) -> None:
     components = app_of(ctx).components
     service = components.relay()
     should_stop = stop_on_signals()
+    if poll_seconds is None:
+        poll_seconds = 1.0 if components.settings.on_postgres else 0.25
     code = run_relay(
         service,
         components.clock,
