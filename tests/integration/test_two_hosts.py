@@ -114,6 +114,13 @@ def test_a_fleet_over_two_hosts_spawns_talks_captures_survives_a_relay_crash_and
     assert (by_host[HOST_A]["panes"], by_host[HOST_A]["relay_alive"]) == (1, True)
     assert (by_host[HOST_B]["panes"], by_host[HOST_B]["relay_alive"]) == (1, True)
     assert by_host[HOST_B]["relay_pane_id"] == hosts.relay_b_pane
+    text = a.ok("doctor").splitlines()
+    hosts_lines = text[text.index("hosts:") + 1 : text.index("on PATH:")]
+    assert hosts_lines == [
+        f"  this host:  {HOST_A}",
+        f"  {HOST_A}: 1 pane, relay alive (pid {hosts.relay_pid(HOST_A)})",
+        f"  {HOST_B}: 1 pane, relay alive (pid {hosts.relay_pid(HOST_B)})",
+    ]
 
     # the monitor runs on A; the monitoring member is on B: its wake goes through B's relay
     watcher = spawn_watcher_on_b(hosts)
