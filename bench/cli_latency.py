@@ -547,12 +547,33 @@ def machine_lines(impls: Sequence[Impl], pythons: Mapping[str, Path]) -> list[st
     return lines
 
 
-def reproduce_command(args: argparse.Namespace) -> str:
-    parts = ["python3", "bench/cli_latency.py"]
+def add_upstream_options(parser: argparse.ArgumentParser) -> None:
+    """--upstream-cafleet and --upstream-python, as every script comparing with upstream
+    takes them (see make_upstream_venv)."""
+    parser.add_argument(
+        "--upstream-cafleet",
+        type=Path,
+        default=os.environ.get("CAFLEET_UPSTREAM") or None,
+        help=f"upstream cafleet {UPSTREAM_VERSION} executable (env CAFLEET_UPSTREAM)",
+    )
+    parser.add_argument(
+        "--upstream-python",
+        type=Path,
+        default=os.environ.get("CAFLEET_UPSTREAM_PYTHON") or None,
+        help=f"a python3.12 to build a scratch venv with cafleet=={UPSTREAM_VERSION} from PyPI"
+        " (env CAFLEET_UPSTREAM_PYTHON); used when no upstream executable is given",
+    )
+
+
+def upstream_option(args: argparse.Namespace) -> list[str]:
+    """The upstream option of a reproduce command, with a placeholder for the path."""
     if args.upstream_cafleet:
-        parts += ["--upstream-cafleet", "<path-to-upstream-cafleet>"]
-    else:
-        parts += ["--upstream-python", "<path-to-python3.12>"]
+        return ["--upstream-cafleet", "<path-to-upstream-cafleet>"]
+    return ["--upstream-python", "<path-to-python3.12>"]
+
+
+def reproduce_command(args: argparse.Namespace) -> str:
+    parts = ["python3", "bench/cli_latency.py", *upstream_option(args)]
     if args.ours != DEFAULT_OURS:
         parts += ["--ours", "<path-to-our-cafleet>"]
     parts += ["--rounds", str(args.rounds), "--warmup", str(args.warmup)]
@@ -635,19 +656,7 @@ def write_section(docs: Path, body: str) -> None:
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--ours", type=Path, default=DEFAULT_OURS, help="our cafleet executable")
-    parser.add_argument(
-        "--upstream-cafleet",
-        type=Path,
-        default=os.environ.get("CAFLEET_UPSTREAM") or None,
-        help=f"upstream cafleet {UPSTREAM_VERSION} executable (env CAFLEET_UPSTREAM)",
-    )
-    parser.add_argument(
-        "--upstream-python",
-        type=Path,
-        default=os.environ.get("CAFLEET_UPSTREAM_PYTHON") or None,
-        help=f"a python3.12 to build a scratch venv with cafleet=={UPSTREAM_VERSION} from PyPI"
-        " (env CAFLEET_UPSTREAM_PYTHON); used when no upstream executable is given",
-    )
+    add_upstream_options(parser)
     parser.add_argument("--rounds", type=int, default=15, help="timed rounds (default 15)")
     parser.add_argument("--warmup", type=int, default=2, help="untimed rounds first (default 2)")
     parser.add_argument("--pending", type=int, default=50, help="seeded Director->Admin messages")
