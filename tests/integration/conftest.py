@@ -5,6 +5,11 @@ temporary directory, with HOME pointed at a temporary directory and no CAFLEET_*
 variable of the outer shell. Tests that need a calling pane get a private tmux server of their
 own (`tmux -L cafleet-test-<uuid>`), which is always killed on teardown.
 
+A module marked `both_stores` runs each of its tests twice: on a SQLite file and on a
+database of the private PostgreSQL server (`migrated` and `db` read either through the same
+`rows`/`scalar`/`execute` calls, `?` placeholders included). A test that is about the SQLite
+file itself is marked `sqlite_only` and runs once.
+
 Helpers are exposed as fixtures so that test modules never import this file.
 """
 
@@ -24,6 +29,8 @@ from typing import Any, NamedTuple
 
 import pytest
 
+from support.postgres import PostgresServer
+from support.postgres_fixtures import scratch_database
 from support.tmux import TmuxServer, clean_environment, private_tmux, tmux_binary
 
 HERE = Path(__file__).resolve().parent
@@ -193,9 +200,50 @@ def db_path(tmp_path: Path) -> Path:
     return tmp_path / "cafleet.db"
 
 
+STORES = ("sqlite", pytest.param("postgres", marks=pytest.mark.postgres))
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A `both_stores` module's tests run on each store (see the module doc)."""
+    both = metafunc.definition.get_closest_marker("both_stores") is not None
+    single = metafunc.definition.get_closest_marker("sqlite_only") is not None
+    if both and not single and "store_kind" in metafunc.fixturenames:
+        metafunc.parametrize("store_kind", STORES, indirect=True)
+
+
 @pytest.fixture
-def db_url(db_path: Path) -> str:
-    return f"sqlite:///{db_path}"
+def store_kind(request: pytest.FixtureRequest) -> str:
+    kind: str = getattr(request, "param", "sqlite")
+    return kind
+
+
+@pytest.fixture
+def db_url(db_path: Path, store_kind: str, request: pytest.FixtureRequest) -> Iterator[str]:
+    """The test's store: a SQLite file not created yet, or on PostgreSQL a copy of the head
+    template (see `migrated`)."""
+    if store_kind != "postgres":
+        yield f"sqlite:///{db_path}"
+        return
+    server = request.getfixturevalue("postgres_server")
+    template = request.getfixturevalue("postgres_head_template")
+    with scratch_database(server, request, template) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def postgres_head_template(
+    postgres_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory
+) -> str:
+    """A PostgreSQL database as `cafleet setup` leaves it (schema at head, the skills
+    install recorded): each PostgreSQL test's database is a copy, made in milliseconds."""
+    name = "cafleet_head_template"
+    url = postgres_server.create_database(name)
+    home = tmp_path_factory.mktemp("postgres-template") / "home"
+    home.mkdir()
+    cli = Cli(clean_environment(HOME=str(home), CAFLEET_DATABASE_URL=url))
+    cli.ok("setup", "db")
+    cli.ok("setup", "skill", "--agent", "claude")
+    return name
 
 
 @pytest.fixture
@@ -243,9 +291,76 @@ def unprivileged_cli(env: dict[str, str]) -> Cli:
     return Cli(env, (setpriv, *WITHOUT_DAC_OVERRIDE))
 
 
+class PostgresDatabase:
+    """The same calls as Database, on a PostgreSQL database (`?` placeholders work; rows are
+    read by column name or position)."""
+
+    def __init__(self, url: str) -> None:
+        from sqlalchemy.engine import make_url
+
+        parsed = make_url(url)
+        self.conninfo = {
+            "dbname": parsed.database,
+            "user": parsed.username,
+            "host": parsed.query.get("host") or parsed.host,
+        }
+
+    def connect(self) -> Any:
+        import psycopg
+
+        return psycopg.connect(**self.conninfo, autocommit=True, row_factory=_by_name_or_position)
+
+    def rows(self, sql: str, *params: Any) -> list[Any]:
+        with self.connect() as conn:
+            cursor = conn.execute(sql.replace("?", "%s"), params)
+            return list(cursor.fetchall()) if cursor.description else []
+
+    def row(self, sql: str, *params: Any) -> Any:
+        rows = self.rows(sql, *params)
+        assert len(rows) == 1, [tuple(r) for r in rows]
+        return rows[0]
+
+    def scalar(self, sql: str, *params: Any) -> Any:
+        return self.row(sql, *params)[0]
+
+    def execute(self, sql: str, *params: Any) -> int | None:
+        """One write statement; an INSERT returns its row's first column (its id)."""
+        returning = " RETURNING *" if sql.lstrip().upper().startswith("INSERT") else ""
+        rows = self.rows(sql + returning, *params)
+        return rows[0][0] if rows else None
+
+    def count(self, table: str) -> int:
+        return int(self.scalar(f"SELECT count(*) FROM {table}"))
+
+
+class _Row(tuple):  # type: ignore[type-arg]
+    """A row read like sqlite3.Row: by position, or by column name."""
+
+    names: tuple[str, ...] = ()
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str):
+            return super().__getitem__(self.names.index(key))
+        return super().__getitem__(key)
+
+    def keys(self) -> list[str]:
+        return list(self.names)
+
+
+def _by_name_or_position(cursor: Any) -> Any:
+    names = tuple(column.name for column in cursor.description or ())
+
+    def make(values: Sequence[Any]) -> _Row:
+        row = _Row(values)
+        row.names = names
+        return row
+
+    return make
+
+
 @pytest.fixture
-def db(db_path: Path) -> Database:
-    return Database(db_path)
+def db(db_path: Path, db_url: str, store_kind: str) -> Database | PostgresDatabase:
+    return PostgresDatabase(db_url) if store_kind == "postgres" else Database(db_path)
 
 
 @pytest.fixture(scope="session")
@@ -270,9 +385,14 @@ def migrated_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def migrated(migrated_template: Path, db: Database) -> Database:
-    """A copy of the head database with the current skills install recorded."""
-    shutil.copyfile(migrated_template, db.path)
+def migrated(
+    request: pytest.FixtureRequest, db: Database | PostgresDatabase
+) -> Database | PostgresDatabase:
+    """The database at head with the current skills install recorded: a copy of the
+    template file on SQLite; on PostgreSQL the test's database is one already (db_url)."""
+    if isinstance(db, PostgresDatabase):
+        return db
+    shutil.copyfile(request.getfixturevalue("migrated_template"), db.path)
     return db
 
 

@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+pytestmark = pytest.mark.both_stores  # and on PostgreSQL (conftest.py)
+
 
 def read_only(fleet_id: int) -> str:
     return f"Error: fleet {fleet_id} is deleted; its history is read-only"

@@ -9,6 +9,8 @@ from datetime import datetime
 
 import pytest
 
+pytestmark = pytest.mark.both_stores  # and on PostgreSQL (conftest.py)
+
 TS_RE = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00"
 OUTSIDE = "Error: cafleet fleet create must be run inside a tmux or herdr session ("
 
@@ -193,6 +195,7 @@ def test_fleet_create_requires_a_name(tmux_cli, migrated):
     assert "Missing option '--name'" in result.stderr
 
 
+@pytest.mark.sqlite_only  # a database file that does not exist
 def test_fleet_create_on_a_missing_database(tmux_cli, db_path):
     line = tmux_cli.fails("fleet", "create", "--name", "p")
     assert line == f"Error: database {db_path} does not exist; run 'cafleet setup' to create it"

@@ -11,6 +11,8 @@ from datetime import datetime
 
 import pytest
 
+pytestmark = pytest.mark.both_stores  # and on PostgreSQL (conftest.py)
+
 HHMMSS = r"\d\d:\d\d:\d\d"
 LONG_DESCRIPTION = "A member whose description is much longer than sixty codepoints, really"
 
@@ -384,12 +386,12 @@ def test_member_not_yet_seen_ready_shows_starting(cli, fleet, add_member):
 
 
 def test_member_list_without_a_reachable_multiplexer_keeps_the_registry_status(
-    cli, fleet, add_member, migrated
+    cli, fleet, add_member, migrated, tmp_path
 ):
     worker = add_member(fleet, "worker")
     migrated.execute(
         "UPDATE agent_placements SET mux_socket = ? WHERE agent_id = ?",
-        str(migrated.path.parent / "no-such-tmux-socket"),
+        str(tmp_path / "no-such-tmux-socket"),
         worker,
     )
     [listed] = cli.json("member", "list", "--fleet-id", str(fleet.fleet_id))

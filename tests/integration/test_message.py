@@ -10,6 +10,8 @@ from datetime import UTC, datetime
 
 import pytest
 
+pytestmark = pytest.mark.both_stores  # and on PostgreSQL (conftest.py)
+
 TS = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00"
 
 

@@ -7,6 +7,8 @@ import os
 
 import pytest
 
+pytestmark = pytest.mark.both_stores  # and on PostgreSQL (conftest.py)
+
 
 @pytest.fixture
 def send(cli, fleet):

@@ -354,11 +354,14 @@ class PostgresServer:
         parts = {"host": host, "port": str(self.port), "user": SUPERUSER, "dbname": database}
         return " ".join(f"{k}={_conninfo_value(v)}" for k, v in parts.items())
 
-    def create_database(self, name: str, *, tcp: bool = False) -> str:
-        """Create an empty database `name` (lower-case letters, digits, `_`); returns its URL."""
-        if not DATABASE_NAME.fullmatch(name):
-            raise ValueError(f"database name must match {DATABASE_NAME.pattern}: {name!r}")
-        self.psql(f'CREATE DATABASE "{name}"')
+    def create_database(self, name: str, *, tcp: bool = False, template: str | None = None) -> str:
+        """Create database `name` (lower-case letters, digits, `_`): empty, or a copy of the
+        database `template` (which nobody may be connected to); returns its URL."""
+        for named in (name, template or name):
+            if not DATABASE_NAME.fullmatch(named):
+                raise ValueError(f"database name must match {DATABASE_NAME.pattern}: {named!r}")
+        copied = f' TEMPLATE "{template}"' if template else ""
+        self.psql(f'CREATE DATABASE "{name}"{copied}')
         return self.url(name, tcp=tcp)
 
     def drop_database(self, name: str) -> None:

@@ -18,6 +18,7 @@ import itertools
 import os
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 
@@ -41,11 +42,22 @@ def postgres_server() -> Iterator[PostgresServer]:
         yield server
 
 
-@pytest.fixture
-def postgres_url(postgres_server: PostgresServer, request: pytest.FixtureRequest) -> Iterator[str]:
-    # unique by its number; the test's name only helps whoever reads the server's log
+@contextmanager
+def scratch_database(
+    server: PostgresServer, request: pytest.FixtureRequest, template: str | None = None
+) -> Iterator[str]:
+    """A database for the requesting test (empty, or a copy of `template`), dropped after;
+    its URL. Unique by its number; the test's name only helps whoever reads the server's log."""
     slug = re.sub(r"[^a-z0-9]+", "_", request.node.name.lower()).strip("_")
     name = f"t{next(_database_numbers)}_{slug}"[:63]
-    url = postgres_server.create_database(name)
-    yield url
-    postgres_server.drop_database(name)
+    url = server.create_database(name, template=template)
+    try:
+        yield url
+    finally:
+        server.drop_database(name)
+
+
+@pytest.fixture
+def postgres_url(postgres_server: PostgresServer, request: pytest.FixtureRequest) -> Iterator[str]:
+    with scratch_database(postgres_server, request) as url:
+        yield url
