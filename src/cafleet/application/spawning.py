@@ -160,13 +160,16 @@ class MemberSpawner:
         self._relay = relay  # None: a member is only ever spawned on this host
 
     def create(self, request: MemberRequest) -> MemberCreated:
-        """Spawn on this host, or ask the relay of the host the pane must open on."""
+        """Spawn on this host, or ask the relay of the host the pane must open on (after
+        every check that needs no pane, so a bad request fails here in one line)."""
         with self._uow() as uow:
-            _, director = self._validated(uow, request)
-        host = request.host or director.host
+            director = uow.placements.get(request.director_id)
+        host = request.host or (director.host if director else None)
         if self._drivers.reaches(host) or self._relay is None:
             return self._create_here(request)
         assert host is not None
+        with self._uow() as uow:
+            self._validated(uow, request)
         wait = self._context.start_timeout + RELAY_MARGIN_SECONDS
         answer = self._relay.run(
             host, request.fleet_id, request.director_id, PaneVerb.SPAWN, request.relayed(), wait
