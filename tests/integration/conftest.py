@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 import pytest
 
 from support.postgres import PostgresServer
-from support.postgres_fixtures import scratch_database
+from support.postgres_fixtures import HEAD_TEMPLATE, scratch_database
 from support.tmux import TmuxServer, clean_environment, private_tmux, tmux_binary
 
 HERE = Path(__file__).resolve().parent
@@ -236,14 +236,13 @@ def postgres_head_template(
 ) -> str:
     """A PostgreSQL database as `cafleet setup` leaves it (schema at head, the skills
     install recorded): each PostgreSQL test's database is a copy, made in milliseconds."""
-    name = "cafleet_head_template"
-    url = postgres_server.create_database(name)
+    url = postgres_server.create_database(HEAD_TEMPLATE)
     home = tmp_path_factory.mktemp("postgres-template") / "home"
     home.mkdir()
     cli = Cli(clean_environment(HOME=str(home), CAFLEET_DATABASE_URL=url))
     cli.ok("setup", "db")
     cli.ok("setup", "skill", "--agent", "claude")
-    return name
+    return HEAD_TEMPLATE
 
 
 @pytest.fixture

@@ -25,6 +25,8 @@ import pytest
 from support.postgres import PostgresServer, find_bindir
 
 _database_numbers = itertools.count(1)
+# the database the integration suite's PostgreSQL tests copy (tests/integration/conftest.py)
+HEAD_TEMPLATE = "cafleet_head_template"
 
 
 @pytest.fixture(scope="session")
