@@ -136,7 +136,25 @@ class Cli:
 # --------------------------------------------------------------------------- the database file
 
 
-class Database:
+class _Reads:
+    """What both stores' test access builds on its rows()."""
+
+    def rows(self, sql: str, *params: Any) -> list[Any]:
+        raise NotImplementedError
+
+    def row(self, sql: str, *params: Any) -> Any:
+        rows = self.rows(sql, *params)
+        assert len(rows) == 1, [tuple(r) for r in rows]
+        return rows[0]
+
+    def scalar(self, sql: str, *params: Any) -> Any:
+        return self.row(sql, *params)[0]
+
+    def count(self, table: str) -> int:
+        return int(self.scalar(f"SELECT count(*) FROM {table}"))
+
+
+class Database(_Reads):
     """Direct access to the SQLite file; every call opens and closes its own connection."""
 
     def __init__(self, path: Path) -> None:
@@ -154,14 +172,6 @@ class Database:
         finally:
             conn.close()
 
-    def row(self, sql: str, *params: Any) -> sqlite3.Row:
-        rows = self.rows(sql, *params)
-        assert len(rows) == 1, [tuple(r) for r in rows]
-        return rows[0]
-
-    def scalar(self, sql: str, *params: Any) -> Any:
-        return self.row(sql, *params)[0]
-
     def execute(self, sql: str, *params: Any) -> int | None:
         """Run one write statement in its own transaction; returns lastrowid."""
         conn = self.connect()
@@ -170,9 +180,6 @@ class Database:
             return cursor.lastrowid
         finally:
             conn.close()
-
-    def count(self, table: str) -> int:
-        return int(self.scalar(f"SELECT count(*) FROM {table}"))
 
     def dump(self) -> list[str]:
         conn = sqlite3.connect(self.path)
@@ -290,7 +297,7 @@ def unprivileged_cli(env: dict[str, str]) -> Cli:
     return Cli(env, (setpriv, *WITHOUT_DAC_OVERRIDE))
 
 
-class PostgresDatabase:
+class PostgresDatabase(_Reads):
     """The same calls as Database, on a PostgreSQL database (`?` placeholders work; rows are
     read by column name or position)."""
 
@@ -314,22 +321,11 @@ class PostgresDatabase:
             cursor = conn.execute(sql.replace("?", "%s"), params)
             return list(cursor.fetchall()) if cursor.description else []
 
-    def row(self, sql: str, *params: Any) -> Any:
-        rows = self.rows(sql, *params)
-        assert len(rows) == 1, [tuple(r) for r in rows]
-        return rows[0]
-
-    def scalar(self, sql: str, *params: Any) -> Any:
-        return self.row(sql, *params)[0]
-
     def execute(self, sql: str, *params: Any) -> int | None:
         """One write statement; an INSERT returns its row's first column (its id)."""
         returning = " RETURNING *" if sql.lstrip().upper().startswith("INSERT") else ""
         rows = self.rows(sql + returning, *params)
         return rows[0][0] if rows else None
-
-    def count(self, table: str) -> int:
-        return int(self.scalar(f"SELECT count(*) FROM {table}"))
 
 
 class _Row(tuple):  # type: ignore[type-arg]

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from support.demo_log import log_events
 from support.tmux import TmuxServer, clean_environment, private_tmux
 
 HOST_A = "host-a"
@@ -70,19 +71,6 @@ def wait_until(probe: Callable[[], T | None], what: str, timeout: float = 60.0) 
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
         time.sleep(0.02)
-
-
-def log_events(path: Path) -> list[dict[str, Any]]:
-    """A demo agent's JSON-lines log so far (a half-written last line is left out)."""
-    if not path.exists():
-        return []
-    events = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            events.append(json.loads(line))
-        except ValueError:
-            continue
-    return events
 
 
 class CliFailed(AssertionError):

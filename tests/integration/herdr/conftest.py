@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 
 import pytest
 
+from support.demo_log import log_events
 from support.processes import BackgroundProcess
 
 _ROOT = str(Path(__file__).resolve().parents[3])
@@ -70,16 +71,7 @@ def run_cafleet(*args: str, env: dict[str, str], cwd: Path) -> Result:
     return Result(done.returncode, done.stdout, done.stderr)
 
 
-def read_log(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    events = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            events.append(json.loads(line))
-        except ValueError:
-            continue  # a line being written right now
-    return events
+read_log = log_events  # the demo agents' logs
 
 
 class LoopProcess(BackgroundProcess):

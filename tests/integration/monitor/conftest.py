@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 
 import pytest
 
+from support.demo_log import log_events
 from support.processes import BackgroundProcess
 
 DEADLINE = 30.0
@@ -178,16 +179,7 @@ class LoopProcess(BackgroundProcess):
 # --------------------------------------------------------------------------- the fleet
 
 
-def read_log(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    events = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            events.append(json.loads(line))
-        except ValueError:
-            continue  # a line being written right now
-    return events
+read_log = log_events  # the demo agents' logs
 
 
 @dataclass

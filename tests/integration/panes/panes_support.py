@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
+from support.demo_log import log_events
+
 TMUX = shutil.which("tmux")
 DEMO_AGENT = [sys.executable, "-m", "cafleet.demo_agent"]
 SUBMIT_DELAY = "0.05"
@@ -196,15 +198,7 @@ class Member:
 
     def events(self) -> list[dict[str, Any]]:
         """The demo agent's JSON-lines log so far (a partly written last line is ignored)."""
-        if self.log is None or not self.log.exists():
-            return []
-        found = []
-        for line in self.log.read_text(encoding="utf-8").splitlines():
-            try:
-                found.append(json.loads(line))
-            except ValueError:
-                continue
-        return found
+        return [] if self.log is None else log_events(self.log)
 
     def submits(self) -> list[str]:
         return [e["text"] for e in self.events() if e["event"] == "submit"]
