@@ -67,7 +67,7 @@ def test_a_unicast_round_trips_every_field(store: UnitOfWorkFactory, verified: b
     with store() as uow:
         got = uow.messages.get(task_id)
 
-    assert got == replace(message, task_id=task_id)
+    assert got == replace(message, task_id=task_id, thread_id=origin)  # a copy: its broadcast's
     assert stamps(got) == stamps(message)
 
 
@@ -102,6 +102,7 @@ def test_a_summary_points_at_itself_and_save_stores_a_state_change(
         summary_id,
         "Broadcast sent to 3 recipients",
         True,
+        thread_id=summary_id,  # a broadcast starts its own thread
     )
     assert_same(got, canceled)
 
@@ -240,6 +241,34 @@ def test_broadcast_copies_leave_out_rows_of_another_sender(store: UnitOfWorkFact
         found = [m.task_id for m in uow.messages.broadcast_copies(summary)]
 
     assert found == [copy]
+
+
+def test_a_message_starts_its_thread_a_reply_and_a_broadcast_s_copies_join_theirs(
+    store: UnitOfWorkFactory,
+) -> None:
+    with store(write=True) as uow:
+        a, b, c = agents(uow, fleet(uow), "a", "b", "c")
+        root = uow.messages.add(unicast(a, b, "question", at(0)))
+        parent = uow.messages.get(root)
+        assert parent is not None
+        reply = uow.messages.add(unicast(b, a, "answer", at(1), answers=parent))
+        summary = uow.messages.add(broadcast_summary(a, 2, at(2)))
+        copies = [uow.messages.add(unicast(a, r, "to all", at(2), summary)) for r in (b, c)]
+        elsewhere = uow.messages.add(unicast(c, a, "unrelated", at(3)))
+        uow.commit()
+
+    with store() as uow:
+        answered = uow.messages.get(reply)
+        thread = [m.task_id for m in uow.messages.thread(root)]
+        broadcast = [m.task_id for m in uow.messages.thread(summary)]
+        alone = [m.task_id for m in uow.messages.thread(elsewhere)]
+        assert uow.messages.thread(elsewhere + 100) == []
+
+    assert answered is not None
+    assert (answered.in_reply_to, answered.thread_id) == (root, root)
+    assert thread == [root, reply]
+    assert broadcast == [summary, *copies]
+    assert alone == [elsewhere]
 
 
 def test_conversation_mark_of_a_fleet_without_messages_is_the_empty_mark(

@@ -301,7 +301,47 @@ def test_errors_stay_plain_text_with_json(msg, fleet):
 def test_send_requires_a_recipient(msg, fleet):
     result = msg.run("send", fleet.director, "--text", "x")
     assert result.code == 2
-    assert "Missing option '--to'" in result.stderr
+    assert "Missing option '--to' (or '--reply-to')" in result.stderr
+
+
+def test_a_reply_joins_the_thread_and_thread_prints_it_in_order(msg, fleet, add_member):
+    worker = add_member(fleet, "worker", pane_id=None)
+    question = msg.send(fleet.director, worker, "which branch?")
+    answer = int(msg.ok("send", worker, "--reply-to", question, "--text", "main", "--quiet"))
+    msg.send(fleet.director, worker, "unrelated")
+    thanks = int(msg.ok("send", fleet.director, "--reply-to", answer, "--text", "ok", "--quiet"))
+
+    polled = msg.json("poll", fleet.director)
+    [reply] = [m for m in polled if m["id"] == answer]
+    assert (reply["in_reply_to"], reply["thread_id"]) == (question, question)
+    assert re.search(rf"^\[{answer} \| from:{worker} \| re:{question} \| ", msg.ok(
+        "poll", fleet.director), re.M)  # fmt: skip
+
+    shown = msg.json("thread", worker, "--task-id", thanks)
+    assert shown["thread_id"] == question
+    assert [(m["id"], m["from"], m["to"], m["text"]) for m in shown["messages"]] == [
+        (question, fleet.director, worker, "which branch?"),
+        (answer, worker, fleet.director, "main"),
+        (thanks, fleet.director, worker, "ok"),
+    ]
+    text = msg.ok("thread", fleet.admin, "--task-id", question).splitlines()
+    assert text[0] == f"thread {question}: 3 messages"
+    assert text[1].startswith(f"{fleet.director} -> {worker}: [{question} | ")
+
+
+def test_replies_to_what_the_sender_could_not_see_are_refused_as_unknown_ids(
+    msg, fleet, add_member
+):
+    worker = add_member(fleet, "worker", pane_id=None)
+    private = msg.send(fleet.director, worker, "between us")
+
+    line = msg.fails("send", fleet.admin, "--reply-to", private, "--text", "peek")
+    missing = msg.fails("send", fleet.admin, "--reply-to", 4242, "--text", "x")
+    nobody = msg.run("send", fleet.director, "--text", "x")
+
+    assert line == f"Error: Task {private} not found"
+    assert missing == "Error: Task 4242 not found"
+    assert nobody.code == 2 and "Missing option '--to' (or '--reply-to')" in nobody.stderr
 
 
 def test_send_to_an_unknown_fleet(cli, migrated):

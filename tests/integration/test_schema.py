@@ -61,6 +61,8 @@ COLUMNS: dict[str, dict[str, tuple[str, bool]]] = {
         "origin_task_id": (INT, NULL),
         "text": (TEXT, NOT_NULL),
         "sender_verified": (INT, NOT_NULL),
+        "in_reply_to": (INT, NULL),
+        "thread_id": (INT, NULL),
     },
     "monitor_config": {
         "agent_id": (INT, NOT_NULL),
@@ -175,6 +177,7 @@ INDEXES = {
     ("deliveries", ("state", "created_at"), False),
     ("relay_requests", ("host", "state"), False),
     ("pane_reports", ("host",), False),
+    ("tasks", ("thread_id", "task_id"), False),
 }
 
 DEFAULTS = {
@@ -268,7 +271,7 @@ def test_column_defaults(schema_db):
 
 def test_revision_record_is_one_row_at_head(schema_db):
     rows = schema_db.rows("SELECT version_num FROM alembic_version")
-    assert [r[0] for r in rows] == ["0009"]
+    assert [r[0] for r in rows] == ["0010"]
 
 
 def test_the_code_s_tables_agree_with_the_migrated_schema(schema_db):
@@ -324,7 +327,7 @@ def test_upgrading_to_0006_keeps_every_row_and_marks_old_messages_unverified(db,
     migrate(db_path)
 
     assert [dict(r) for r in db.rows("SELECT * FROM tasks")] == [
-        {**r, "sender_verified": 0} for r in before
+        {**r, "sender_verified": 0, "in_reply_to": None, "thread_id": r["task_id"]} for r in before
     ]
     assert db.scalar("SELECT identity_digest FROM agent_placements") is None
 
@@ -349,7 +352,7 @@ def test_downgrading_to_0005_drops_only_the_later_columns(migrated, db, db_path)
 
     tasks = {r["name"] for r in db.rows("PRAGMA table_info('tasks')")}
     placements = {r["name"] for r in db.rows("PRAGMA table_info('agent_placements')")}
-    assert tasks == set(COLUMNS["tasks"]) - {"sender_verified"}
+    assert tasks == set(COLUMNS["tasks"]) - {"sender_verified", "in_reply_to", "thread_id"}
     assert placements == set(COLUMNS["agent_placements"]) - {"identity_digest", "host"}
     assert "AUTOINCREMENT" in db.scalar("SELECT sql FROM sqlite_master WHERE name = 'tasks'")
     tables = {r["name"] for r in db.rows("SELECT name FROM sqlite_master WHERE type = 'table'")}
@@ -417,3 +420,37 @@ def test_upgrading_to_0007_keeps_every_placement_with_no_host(db, db_path):
 
     after = [dict(r) for r in db.rows("SELECT * FROM agent_placements")]
     assert after == [{**r, "host": None} for r in before]
+
+
+def test_existing_messages_each_start_a_thread_and_copies_join_their_broadcast(tmp_path):
+    """Revision 0010 on a database with messages: a message's thread is its own id, a
+    broadcast copy's its summary's."""
+    from cafleet.adapters.sqlite.schema import migrate
+
+    path = tmp_path / "old.db"
+    migrate(path, target="0009")
+    columns = (
+        "(task_id, context_id, from_agent_id, to_agent_id, type, created_at, status_state,"
+        " status_timestamp, origin_task_id, text)"
+    )
+    with sqlite3.connect(path) as conn:
+        conn.execute("INSERT INTO fleets (fleet_id, name, created_at) VALUES (1, 'f', 't')")
+        for agent in (1, 2):
+            conn.execute(
+                "INSERT INTO agents (agent_id, fleet_id, name, description, status,"
+                " registered_at, agent_card_json) VALUES (?, 1, 'a', 'd', 'active', 't', '{}')",
+                (agent,),
+            )
+        conn.executemany(
+            f"INSERT INTO tasks {columns} VALUES (?, ?, 1, ?, ?, 't', 'x', 't', ?, 'text')",
+            [(1, 2, 2, "unicast", None), (2, 1, None, "broadcast_summary", 2),
+             (3, 2, 2, "unicast", 2)],
+        )  # fmt: skip
+    conn.close()
+
+    migrate(path)
+
+    with sqlite3.connect(path) as conn:
+        threads = conn.execute("SELECT task_id, in_reply_to, thread_id FROM tasks ORDER BY 1")
+        assert threads.fetchall() == [(1, None, 1), (2, None, 2), (3, None, 2)]
+    conn.close()

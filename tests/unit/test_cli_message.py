@@ -96,7 +96,8 @@ def test_send_json_carries_the_task_and_the_notification(run, team: Team) -> Non
     task_id = only_message(run).task_id
     assert result.exit_code == 0
     assert result.stdout == (
-        f'{{"task":{{"id":{task_id},"from":{team.director},"ts":"{TS}","text":"hi"}},'
+        f'{{"task":{{"id":{task_id},"from":{team.director},"ts":"{TS}","text":"hi",'
+        f'"in_reply_to":null,"thread_id":{task_id}}},'
         '"notification_sent":true,'
         '"notification":{"state":"sent","transport":"tmux","reason":null},'
         '"sender_verified":false}\n'
@@ -131,6 +132,8 @@ def test_send_json_full_carries_the_full_task(run, team: Team) -> None:
         "origin_task_id",
         "text",
         "sender_verified",
+        "in_reply_to",
+        "thread_id",
     ]
     assert task["context_id"] == task["to_agent_id"] == team.worker
 
@@ -334,6 +337,8 @@ def test_broadcast_json_is_a_one_element_list_naming_each_recipients_task(run, t
                 "from": team.director,
                 "ts": TS,
                 "text": "Broadcast sent to 2 recipients",
+                "in_reply_to": None,
+                "thread_id": sid,
                 "kind": "broadcast_summary",
                 "origin": sid,
                 "state": "completed",
@@ -465,7 +470,15 @@ def test_ack_quiet_and_json(run, team: Team) -> None:
 
     assert quiet.stdout == f"{first}\n"
     assert json.loads(as_json.stdout) == {  # upstream's wrapper
-        "task": {"id": second, "from": team.director, "ts": TS, "text": "b", "state": "completed"}
+        "task": {
+            "id": second,
+            "from": team.director,
+            "ts": TS,
+            "text": "b",
+            "in_reply_to": None,
+            "thread_id": second,
+            "state": "completed",
+        }  # fmt: skip
     }
 
 
@@ -510,7 +523,15 @@ def test_cancel_json_wraps_the_task_object(run, team: Team) -> None:
     result = run("--json", *team.args("cancel", team.director, "--task-id", str(task)))
 
     assert json.loads(result.stdout) == {
-        "task": {"id": task, "from": team.director, "ts": TS, "text": "x", "state": "canceled"}
+        "task": {
+            "id": task,
+            "from": team.director,
+            "ts": TS,
+            "text": "x",
+            "in_reply_to": None,
+            "thread_id": task,
+            "state": "canceled",
+        }  # fmt: skip
     }
 
 
@@ -568,7 +589,14 @@ def test_show_json_full_adds_the_deliveries(run, team: Team) -> None:
     )
 
     assert plain == {
-        "task": {"id": task, "from": team.director, "ts": TS, "text": "look"},
+        "task": {
+            "id": task,
+            "from": team.director,
+            "ts": TS,
+            "text": "look",
+            "in_reply_to": None,
+            "thread_id": task,
+        },  # fmt: skip
         "sender_verified": False,
     }
     assert detailed["task"]["task_id"] == task

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -173,13 +174,25 @@ def test_a_text_of_exactly_the_limit_is_not_truncated() -> None:
 # -- JSON -------------------------------------------------------------------------------------
 
 
-def test_compact_json_of_a_pending_unicast_has_four_keys() -> None:
+def test_compact_json_of_a_pending_unicast_has_upstream_s_four_keys_and_its_thread() -> None:
     assert compact.json(message()) == {
         "id": 5,
         "from": 1,
         "ts": TS_CREATED,
         "text": "hello worker",
+        "in_reply_to": None,
+        "thread_id": 5,  # a message that answers nothing starts its own thread
     }
+
+
+def test_a_reply_names_what_it_answers_and_its_thread_in_every_rendering() -> None:
+    reply = replace(message(task_id=9), in_reply_to=5, thread_id=2)
+
+    assert compact.json(reply)["in_reply_to"] == 5
+    assert compact.json(reply)["thread_id"] == 2
+    assert (full.json(reply)["in_reply_to"], full.json(reply)["thread_id"]) == (5, 2)
+    assert compact.text(reply) == f"[9 | from:1 | re:5 | {TS_CREATED}]\nhello worker"
+    assert "  re:    5 (thread 2)\n" in full.text(reply)
 
 
 def test_compact_json_of_a_summary_adds_kind_origin_and_state() -> None:
@@ -188,6 +201,8 @@ def test_compact_json_of_a_summary_adds_kind_origin_and_state() -> None:
         "from": 1,
         "ts": TS_CREATED,
         "text": "Broadcast sent to 2 recipients",
+        "in_reply_to": None,
+        "thread_id": 7,
         "kind": "broadcast_summary",
         "origin": 7,
         "state": "completed",
@@ -202,6 +217,8 @@ def test_compact_json_of_an_acked_delivery() -> None:
         "from": 1,
         "ts": TS_CHANGED,
         "text": "hello worker",
+        "in_reply_to": None,
+        "thread_id": 5,
         "origin": 7,
         "state": "completed",
     }
@@ -214,7 +231,7 @@ def test_full_json_has_every_column_in_order() -> None:
         '{"task_id":5,"context_id":3,"from_agent_id":1,"to_agent_id":3,"type":"unicast",'
         f'"created_at":"{TS_CREATED}","status_state":"completed",'
         f'"status_timestamp":"{TS_CHANGED}","origin_task_id":7,"text":"hello worker",'
-        '"sender_verified":false}'
+        '"sender_verified":false,"in_reply_to":null,"thread_id":5}'
     )
 
 

@@ -144,6 +144,7 @@ class DeliveryQueue:
             message.text,
             PushTarget.of(placement),
             tuple(task for task in untaken if task < message.task_id),
+            message.in_reply_to,
         )
         return started, announcement, None
 

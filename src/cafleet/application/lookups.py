@@ -65,6 +65,19 @@ def message_in_fleet(uow: UnitOfWork, fleet_id: int, task_id: int) -> Message:
     return message
 
 
+def answered_message(uow: UnitOfWork, fleet_id: int, agent_id: int, task_id: int) -> Message:
+    """The message an agent replies to: one of the fleet's that it sent or received (a
+    broadcast: it sent it, or got a copy). Any other is refused in an unknown id's words."""
+    message = message_in_fleet(uow, fleet_id, task_id)
+    if message.seen_by(agent_id):
+        return message
+    if message.is_summary and any(
+        copy.context_id == agent_id for copy in uow.messages.broadcast_copies(message)
+    ):
+        return message
+    raise NotFound(f"Task {task_id} not found")
+
+
 def not_a_member(agent_id: int, fleet_id: int) -> str:
     return f"agent {agent_id} is not a member of fleet {fleet_id}."
 

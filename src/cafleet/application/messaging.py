@@ -19,6 +19,7 @@ from cafleet.application.gathering import Gathering, Gatherings
 from cafleet.application.identity import history_reader, verified_actor
 from cafleet.application.lookups import (
     active_agent,
+    answered_message,
     message_in_fleet,
     no_placement_row,
     refuse_deleted_fleet,
@@ -40,7 +41,7 @@ from cafleet.domain.delivery import (
     PushOutcome,
     SkipReason,
 )
-from cafleet.domain.errors import Invalid, NotFound
+from cafleet.domain.errors import Invalid, NotFound, UsageProblem
 from cafleet.domain.identity import MemberCredential
 from cafleet.domain.message import Message, broadcast_summary, unicast
 from cafleet.domain.placement import Placement
@@ -78,6 +79,13 @@ class MessageDetail:
     deliveries: tuple[Delivery, ...]
     fleet_deleted_at: datetime | None = None  # set: the fleet's history is read-only
     copies: tuple[Message, ...] = ()  # a broadcast summary's: what each recipient was sent
+
+
+@dataclass(frozen=True)
+class Thread:
+    thread_id: int
+    messages: tuple[Message, ...]  # in id order; a broadcast as one copy (see thread())
+    fleet_deleted_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -133,19 +141,37 @@ class MessagingService:
         self,
         fleet_id: int,
         agent_id: int,
-        to_agent_id: int,
+        to_agent_id: int | None,
         text: str,
         caller: MemberCredential | None = None,
+        reply_to: int | None = None,
     ) -> SendResult:
+        """`reply_to`: the message this one answers (its thread is joined); the recipient
+        defaults to that message's other party."""
         self._check_size(text)
         with self._uow(write=True) as uow:
             sender, verified = verified_actor(uow, fleet_id, agent_id, caller)
-            recipient = active_agent(
-                uow, fleet_id, to_agent_id, f"Destination agent not found: {to_agent_id}"
+            answers = (
+                None
+                if reply_to is None
+                else answered_message(uow, fleet_id, sender.agent_id, reply_to)
             )
+            to = to_agent_id
+            if to is None and answers is not None:
+                to = answers.answered_by_default(sender.agent_id)
+            if to is None:
+                raise UsageProblem(
+                    "name the recipient with --to (a broadcast has no sender to answer)"
+                )
+            recipient = active_agent(uow, fleet_id, to, f"Destination agent not found: {to}")
             now = self._clock.now()
             message = unicast(
-                sender.agent_id, recipient.agent_id, text, now, sender_verified=verified
+                sender.agent_id,
+                recipient.agent_id,
+                text,
+                now,
+                sender_verified=verified,
+                answers=answers,
             )
             message = _with_id(message, uow.messages.add(message))
             planned = self._plan(uow, message, recipient)
@@ -250,6 +276,17 @@ class MessagingService:
             deliveries = tuple(uow.deliveries.for_task(task_id))
             copies = uow.messages.broadcast_copies(message) if message.is_summary else []
         return MessageDetail(message, deliveries, fleet.deleted_at, tuple(copies))
+
+    def thread(
+        self, fleet_id: int, agent_id: int, task_id: int, caller: MemberCredential | None = None
+    ) -> Thread:
+        """The whole thread of a message of the fleet, in order; a broadcast once, as its
+        first copy's text with its recipients (a deleted fleet's stay readable)."""
+        with self._uow() as uow:
+            fleet = history_reader(uow, fleet_id, agent_id, caller)
+            message = message_in_fleet(uow, fleet_id, task_id)
+            found = uow.messages.thread(message.thread)
+        return Thread(message.thread, tuple(_one_per_broadcast(found)), fleet.deleted_at)
 
     def confirm(self, recipient_agent_id: int, task_ids: Sequence[int], at: datetime) -> int:
         """The recipient's agent says it took these messages in (its own hook saw the
@@ -376,6 +413,22 @@ class MessagingService:
         return None
 
 
+def _one_per_broadcast(messages: Sequence[Message]) -> list[Message]:
+    """A thread as people read it: a broadcast once (its first copy, which carries the
+    text), not its summary and one copy per recipient."""
+    shown: list[Message] = []
+    seen: set[int] = set()
+    for message in messages:
+        if message.is_summary:
+            continue
+        if message.is_copy:
+            if message.origin_task_id in seen:
+                continue
+            seen.add(message.origin_task_id or 0)
+        shown.append(message)
+    return shown
+
+
 def _skip_now(uow: UnitOfWork, delivery: Delivery, reason: str) -> _Planned:
     settled = delivery.settled(PushOutcome.skipped(reason), delivery.created_at)
     uow.deliveries.add(settled)
@@ -383,5 +436,6 @@ def _skip_now(uow: UnitOfWork, delivery: Delivery, reason: str) -> _Planned:
 
 
 def _with_id(message: Message, task_id: int, origin: int | None = None) -> Message:
-    updated = replace(message, task_id=task_id)
+    """The message as stored under its new id (MessageRepository.add)."""
+    updated = replace(message, task_id=task_id, thread_id=message.thread_id or task_id)
     return replace(updated, origin_task_id=origin) if origin is not None else updated

@@ -91,7 +91,8 @@ class ConversationMark:
 
 class MessageRepository(Protocol):
     def add(self, message: Message) -> int:
-        """Store a new message; a broadcast summary gets its own id as origin."""
+        """Store a new message; a broadcast summary gets its own id as origin, and a message
+        without a thread starts its own (its id as thread_id)."""
         ...
 
     def get(self, task_id: int) -> Message | None: ...
@@ -120,6 +121,10 @@ class MessageRepository(Protocol):
 
     def broadcast_copies(self, summary: Message) -> list[Message]:
         """The unicast rows a broadcast summary stands for, one per recipient, in id order."""
+        ...
+
+    def thread(self, thread_id: int) -> list[Message]:
+        """Every message of the thread (summaries and copies included), in id order."""
         ...
 
     def conversation_mark(self, fleet_id: int) -> ConversationMark:
@@ -644,10 +649,18 @@ class Announcement:
     target: PushTarget
     # earlier unread messages to the recipient announced lately and not yet taken in
     untaken: tuple[int, ...] = ()
+    in_reply_to: int | None = None  # the message this one answers
 
     def preview(self, max_text_len: int) -> str:
         """What the recipient's agent is shown, on any channel."""
-        return preview(self.task_id, self.from_agent_id, self.created_at, self.text, max_text_len)
+        return preview(
+            self.task_id,
+            self.from_agent_id,
+            self.created_at,
+            self.text,
+            max_text_len,
+            self.in_reply_to,
+        )
 
 
 @dataclass(frozen=True)

@@ -33,10 +33,36 @@ class Message:
     origin_task_id: int | None
     text: str
     sender_verified: bool = False  # sent from the sender's own member pane, proven by its secret
+    in_reply_to: int | None = None  # the message this one answers
+    # the message that started its thread (a broadcast's copies: the broadcast's summary);
+    # None until stored: a message that answers nothing starts its own
+    thread_id: int | None = None
 
     @property
     def is_summary(self) -> bool:
         return self.type is MessageType.BROADCAST_SUMMARY
+
+    @property
+    def is_copy(self) -> bool:
+        """One recipient's copy of a broadcast."""
+        return not self.is_summary and self.origin_task_id is not None
+
+    def seen_by(self, agent_id: int) -> bool:
+        """Whether the agent sent or received this message (a broadcast's summary: sent it;
+        its recipients each saw their own copy)."""
+        return agent_id in (self.from_agent_id, self.context_id)
+
+    @property
+    def thread(self) -> int:
+        """The id of the message that started this one's thread."""
+        return self.thread_id or self.task_id
+
+    def answered_by_default(self, sender_id: int) -> int | None:
+        """Whom a reply from `sender_id` goes to when nobody is named: the other party
+        (a broadcast's summary has none: its sender names a recipient)."""
+        if self.is_summary:
+            return None
+        return self.context_id if sender_id == self.from_agent_id else self.from_agent_id
 
     def ack(self, by_agent_id: int, at: datetime) -> Message:
         if self.context_id != by_agent_id:
@@ -61,8 +87,11 @@ def unicast(
     origin_task_id: int | None = None,
     *,
     sender_verified: bool = False,
+    answers: Message | None = None,
 ) -> Message:
-    """A new delivery owned by its recipient; its id is assigned when stored."""
+    """A new delivery owned by its recipient; its id is assigned when stored. `answers`: the
+    message it replies to, whose thread it joins (a broadcast's copy: the broadcast's)."""
+    thread = answers.thread if answers is not None else origin_task_id
     return Message(
         task_id=0,
         context_id=recipient_id,
@@ -75,6 +104,8 @@ def unicast(
         origin_task_id=origin_task_id,
         text=text,
         sender_verified=sender_verified,
+        in_reply_to=None if answers is None else answers.task_id,
+        thread_id=thread,
     )
 
 

@@ -23,13 +23,21 @@ def sanitized(text: str) -> str:
 
 
 def preview(
-    task_id: int, from_agent_id: int, created_at: datetime, text: str, max_text_len: int
+    task_id: int,
+    from_agent_id: int,
+    created_at: datetime,
+    text: str,
+    max_text_len: int,
+    in_reply_to: int | None = None,
 ) -> str:
+    """The header an agent recognises, then the body; a reply says what it answers first
+    (the header keeps its form: agents and hooks read the task id from it)."""
     header = (
         f"[cafleet msg {task_id} from {from_agent_id} "
         f"{created_at.isoformat(timespec='microseconds')}]"
     )
-    return f"{header}\n{sanitized(truncated(text, max_text_len))}"
+    answers = "" if in_reply_to is None else f"(reply to {in_reply_to}) "
+    return f"{header}\n{answers}{sanitized(truncated(text, max_text_len))}"
 
 
 def one_line(text: str) -> str:

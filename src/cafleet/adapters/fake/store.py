@@ -152,7 +152,10 @@ class MemoryMessages:
     def add(self, message: Message) -> int:
         task_id = self._t.new_id("tasks")
         origin = task_id if message.is_summary else message.origin_task_id
-        self._t.messages[task_id] = replace(message, task_id=task_id, origin_task_id=origin)
+        thread = message.thread_id or task_id
+        self._t.messages[task_id] = replace(
+            message, task_id=task_id, origin_task_id=origin, thread_id=thread
+        )
         return task_id
 
     def get(self, task_id: int) -> Message | None:
@@ -230,6 +233,12 @@ class MemoryMessages:
             if matches(m) and not m.is_summary and (before is None or m.task_id < before)
         ]
         return sorted(found, key=lambda m: (m.created_at, m.task_id), reverse=True)[:limit]
+
+    def thread(self, thread_id: int) -> list[Message]:
+        return sorted(
+            (m for m in self._t.messages.values() if m.thread_id == thread_id),
+            key=lambda m: m.task_id,
+        )
 
     def broadcast_copies(self, summary: Message) -> list[Message]:
         found = [

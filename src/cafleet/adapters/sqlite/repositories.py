@@ -167,9 +167,10 @@ class SqlMessages:
     def add(self, message: Message) -> int:
         result = self._c.execute(insert(tasks).values(rows.message_values(message)))
         task_id = _new_id(result)
-        if message.type is MessageType.BROADCAST_SUMMARY:
+        own = rows.own_id_columns(message)
+        if own:
             self._c.execute(
-                update(tasks).where(tasks.c.task_id == task_id).values(origin_task_id=task_id)
+                update(tasks).where(tasks.c.task_id == task_id).values(dict.fromkeys(own, task_id))
             )
         return task_id
 
@@ -283,6 +284,10 @@ class SqlMessages:
             )
             .order_by(tasks.c.task_id)
         )
+        return [rows.message_from(r) for r in self._c.execute(query).mappings()]
+
+    def thread(self, thread_id: int) -> list[Message]:
+        query = select(tasks).where(tasks.c.thread_id == thread_id).order_by(tasks.c.task_id)
         return [rows.message_from(r) for r in self._c.execute(query).mappings()]
 
     def conversation_mark(self, fleet_id: int) -> ConversationMark:

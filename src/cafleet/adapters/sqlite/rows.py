@@ -131,6 +131,8 @@ def message_from(row: Row) -> Message:
         row["origin_task_id"],
         row["text"],
         bool(row["sender_verified"]),
+        row["in_reply_to"],
+        row["thread_id"],
     )
 
 
@@ -146,7 +148,16 @@ def message_values(m: Message) -> dict[str, Any]:
         "origin_task_id": m.origin_task_id,
         "text": m.text,
         "sender_verified": int(m.sender_verified),
+        "in_reply_to": m.in_reply_to,
+        "thread_id": m.thread_id,
     }
+
+
+def own_id_columns(m: Message) -> tuple[str, ...]:
+    """The columns a new message's row takes its own id in: a broadcast summary's origin,
+    and the thread of a message that answers nothing."""
+    own = ("origin_task_id",) if m.is_summary else ()
+    return own + (("thread_id",) if m.thread_id is None else ())
 
 
 def delivery_from(row: Row) -> Delivery:

@@ -86,8 +86,11 @@ tasks = Table(
     Column("origin_task_id", Integer),
     Column("text", String, nullable=False),
     Column("sender_verified", Integer, nullable=False, server_default=text("0")),
+    Column("in_reply_to", Integer),  # the message this one answers (0010)
+    Column("thread_id", Integer),  # the message that started its thread (0010)
     Index("idx_tasks_context_status_ts", "context_id", "status_timestamp"),
     Index("idx_tasks_from_agent_status_ts", "from_agent_id", "status_timestamp"),
+    Index("idx_tasks_thread", "thread_id", "task_id"),
     sqlite_autoincrement=True,
 )
 

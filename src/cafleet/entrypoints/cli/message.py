@@ -82,7 +82,19 @@ def undelivered_line(delivery: Delivery) -> str | None:
 @fleet_id_option
 @agent_id_option
 @click.option(
-    "--to", "to_agent_id", type=numbers.ID, required=True, help="The recipient's agent id."
+    "--to",
+    "to_agent_id",
+    type=numbers.ID,
+    default=None,
+    help="The recipient's agent id (with --reply-to, default: the other party).",
+)
+@click.option(
+    "--reply-to",
+    "reply_to",
+    type=numbers.ID,
+    default=None,
+    metavar="TASK_ID",
+    help="The message this one answers: it joins that message's thread.",
 )
 @text_options
 @full_option
@@ -92,17 +104,20 @@ def send(
     ctx: click.Context,
     fleet_id: int | None,
     agent_id: int | None,
-    to_agent_id: int,
+    to_agent_id: int | None,
+    reply_to: int | None,
     text: str | None,
     text_file: str | None,
     full: bool,
     quiet: bool,
 ) -> None:
+    if to_agent_id is None and reply_to is None:
+        raise click.UsageError("Missing option '--to' (or '--reply-to').", ctx)
     body = read_body(text, text_file)
     app = app_of(ctx)
     fid = require_fleet_id(fleet_id)
     result = app.components.messaging().send(
-        fid, app.acting(agent_id), to_agent_id, body, app.caller
+        fid, app.acting(agent_id), to_agent_id, body, app.caller, reply_to
     )
     render = _renderer(app, full)
     out = str(result.message.task_id) if quiet else f"Message sent.\n{render.text(result.message)}"
@@ -271,6 +286,47 @@ def show(
     if detail.fleet_deleted_at is not None:
         text = f"{text}\n{deleted_fleet_note(detail.fleet_deleted_at)}"
     app.emit(text, payload)
+
+
+@message.command("thread", help="Print the thread a message belongs to, oldest first.")
+@fleet_id_option
+@agent_id_option
+@click.option("--task-id", type=numbers.ID, required=True, help="Any message of the thread.")
+@full_option
+@click.pass_context
+def thread(
+    ctx: click.Context, fleet_id: int | None, agent_id: int | None, task_id: int, full: bool
+) -> None:
+    from cafleet.entrypoints.cli.rendering import deleted_fleet_note, with_fleet_deleted
+
+    app = app_of(ctx)
+    fid = require_fleet_id(fleet_id)
+    found = app.components.messaging().thread(fid, app.acting(agent_id), task_id, app.caller)
+    render = _renderer(app, full)
+    shown = [_in_thread(render, m) for m in found.messages]
+    text = f"thread {found.thread_id}: {len(shown)} message{'' if len(shown) == 1 else 's'}"
+    text = "\n".join([text, *shown])
+    if found.fleet_deleted_at is not None:
+        text = f"{text}\n{deleted_fleet_note(found.fleet_deleted_at)}"
+    app.emit(
+        text,
+        lambda: with_fleet_deleted(
+            {
+                "thread_id": found.thread_id,
+                "messages": [
+                    {**render.json(m), "to": None if m.is_copy else m.to_agent_id}
+                    for m in found.messages
+                ],
+            },
+            found.fleet_deleted_at,
+        ),
+    )
+
+
+def _in_thread(render: MessageRenderer, m: Message) -> str:
+    """A message as a thread lists it: who wrote to whom (a broadcast: to all)."""
+    to = "all" if m.is_copy else str(m.to_agent_id)
+    return f"{m.from_agent_id} -> {to}: {render.text(m)}"
 
 
 def _shown_text(render: MessageRenderer, detail: MessageDetail) -> str:

@@ -127,6 +127,8 @@ class MessageRenderer:
             if m.to_agent_id is not None:
                 pairs.append(("to", m.to_agent_id))
             pairs.append(("type", m.type.value))
+            if m.in_reply_to is not None:
+                pairs.append(("re", f"{m.in_reply_to} (thread {m.thread})"))
             if m.text:
                 pairs.append(("text", m.text))
             return labelled(pairs, 7, indent="  ")
@@ -135,6 +137,8 @@ class MessageRenderer:
             segments.append(f"kind:{m.type.value}")
         if m.origin_task_id is not None:
             segments.append(f"origin:{m.origin_task_id}")
+        if m.in_reply_to is not None:
+            segments.append(f"re:{m.in_reply_to}")
         if m.state is not MessageState.INPUT_REQUIRED:
             segments.append(f"state:{m.state.value}")
         segments.append(iso(m.status_timestamp) or "")
@@ -155,12 +159,16 @@ class MessageRenderer:
                 "origin_task_id": m.origin_task_id,
                 "text": m.text,
                 "sender_verified": m.sender_verified,
+                "in_reply_to": m.in_reply_to,
+                "thread_id": m.thread,
             }
         compact: dict[str, Any] = {
             "id": m.task_id,
             "from": m.from_agent_id,
             "ts": iso(m.status_timestamp),
             "text": self.body(m),
+            "in_reply_to": m.in_reply_to,
+            "thread_id": m.thread,
         }
         if m.type is not MessageType.UNICAST:
             compact["kind"] = m.type.value

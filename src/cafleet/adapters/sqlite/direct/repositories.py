@@ -155,8 +155,9 @@ class DirectPlacements(_Sql, PlacementRepository):
 class DirectMessages(_Sql, MessageRepository):
     def add(self, message: Message) -> int:
         task_id = self._insert("tasks", rows.message_values(message))
-        if message.type is MessageType.BROADCAST_SUMMARY:
-            self._run("UPDATE tasks SET origin_task_id = ? WHERE task_id = ?", [task_id, task_id])
+        own = rows.own_id_columns(message)
+        if own:
+            self._update("tasks", dict.fromkeys(own, task_id), "task_id = ?", task_id)
         return task_id
 
     def get(self, task_id: int) -> Message | None:
@@ -238,6 +239,10 @@ class DirectMessages(_Sql, MessageRepository):
         )
         found = self._all(sql, [summary.from_agent_id, summary.task_id, SUMMARY])
         return [rows.message_from(r) for r in found]
+
+    def thread(self, thread_id: int) -> list[Message]:
+        sql = f"{select_all('tasks')} WHERE thread_id = ? ORDER BY task_id"
+        return [rows.message_from(r) for r in self._all(sql, [thread_id])]
 
     def conversation_mark(self, fleet_id: int) -> ConversationMark:
         owners = "IN (SELECT agent_id FROM agents WHERE fleet_id = ?)"

@@ -49,6 +49,8 @@ COLUMNS: dict[str, tuple[str, ...]] = {
         "origin_task_id",
         "text",
         "sender_verified",
+        "in_reply_to",
+        "thread_id",
     ),
     "monitor_config": (
         "agent_id",
