@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         UnitOfWorkFactory,
     )
     from cafleet.application.relay import RelayClient, RelayService
+    from cafleet.application.search import SearchService
     from cafleet.application.setup import SkillsService
     from cafleet.application.spawning import MemberSpawner
     from cafleet.application.teardown import PaneTeardown
@@ -334,6 +335,11 @@ class Components:
             gatherings=self.gatherings,
             reaches=reach_of(self.env),
         )
+
+    def search(self) -> SearchService:
+        from cafleet.application.search import SearchService
+
+        return SearchService(self.uow)
 
     def members(self) -> MemberService:
         from cafleet.application.members import MemberService

@@ -9,38 +9,11 @@ import time
 from datetime import UTC, datetime
 
 import pytest
+from tests.support.cli_messages import Messages
 
 pytestmark = pytest.mark.both_stores  # and on PostgreSQL (conftest.py)
 
 TS = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00"
-
-
-class Messages:
-    """`cafleet message <verb> --fleet-id F ...` for one fleet."""
-
-    def __init__(self, cli, fleet):
-        self.cli = cli
-        self.fleet = fleet
-        self.fid = str(fleet.fleet_id)
-
-    def args(self, verb, agent, *rest):
-        return ("message", verb, "--fleet-id", self.fid, "--agent-id", str(agent), *map(str, rest))
-
-    def run(self, verb, agent, *rest, **kw):
-        return self.cli(*self.args(verb, agent, *rest), **kw)
-
-    def ok(self, verb, agent, *rest, **kw):
-        return self.cli.ok(*self.args(verb, agent, *rest), **kw)
-
-    def json(self, verb, agent, *rest, **kw):
-        return self.cli.json(*self.args(verb, agent, *rest), **kw)
-
-    def fails(self, verb, agent, *rest, **kw):
-        return self.cli.fails(*self.args(verb, agent, *rest), **kw)
-
-    def send(self, sender, to, text, *extra):
-        """Send and return the new task id."""
-        return int(self.ok("send", sender, "--to", to, "--text", text, "--quiet", *extra))
 
 
 @pytest.fixture
@@ -86,6 +59,8 @@ def test_send_text_output_and_storage(msg, fleet, migrated):
         "origin_task_id": None,
         "text": "hello admin",
         "sender_verified": 0,
+        "in_reply_to": None,
+        "thread_id": int(match[1]),  # a message that answers none starts its own thread
     }
 
 
@@ -98,7 +73,8 @@ def test_send_quiet_prints_only_the_task_id(msg, fleet, migrated):
 def test_send_json(msg, fleet, migrated):
     sent = msg.json("send", fleet.director, "--to", fleet.admin, "--text", "hi")
     task = sent["task"]
-    assert set(task) == {"id", "from", "ts", "text"}
+    assert set(task) == {"id", "from", "ts", "text", "in_reply_to", "thread_id"}
+    assert (task["in_reply_to"], task["thread_id"]) == (None, task["id"])
     assert task["from"] == fleet.director
     assert task["text"] == "hi"
     assert task["ts"] == task_row(migrated, task["id"])["status_timestamp"]
@@ -536,6 +512,8 @@ def test_broadcast_json(msg, fleet, migrated):
         "kind": "broadcast_summary",
         "origin": task["id"],
         "state": "completed",
+        "in_reply_to": None,
+        "thread_id": task["id"],
     }
 
 
@@ -566,7 +544,8 @@ def test_broadcast_summary_is_hidden_from_poll_and_show_gives_what_was_sent(msg,
     [copy] = msg.json("poll", fleet.director)
     assert copy["origin"] == summary_id
     assert copy["text"] == "news"
-    assert set(copy) == {"id", "from", "ts", "text", "origin"}
+    assert set(copy) == {"id", "from", "ts", "text", "origin", "in_reply_to", "thread_id"}
+    assert (copy["in_reply_to"], copy["thread_id"]) == (None, summary_id)  # the broadcast's thread
     shown = msg.ok("show", fleet.director, "--task-id", summary_id)
     ts = task_row(migrated, summary_id)["status_timestamp"]
     assert shown == (
@@ -714,7 +693,14 @@ def test_show_is_open_to_any_active_agent_of_the_fleet(msg, fleet, add_member, m
     ts = task_row(migrated, task_id)["status_timestamp"]
     assert out == compact_header(task_id, fleet.admin, ts) + "\nvisible\n"
     assert msg.json("show", bystander, "--task-id", task_id) == {
-        "task": {"id": task_id, "from": fleet.admin, "ts": ts, "text": "visible"},
+        "task": {
+            "id": task_id,
+            "from": fleet.admin,
+            "ts": ts,
+            "text": "visible",
+            "in_reply_to": None,
+            "thread_id": task_id,
+        },
         "sender_verified": False,
     }
 

@@ -219,7 +219,9 @@ def test_schema_has_exactly_the_specified_tables(schema_db):
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
         )
     }
-    assert names == {*COLUMNS, "alembic_version"}
+    search_index = {n for n in names if n.startswith("tasks_fts")}  # FTS5 and its shadow tables
+    assert "tasks_fts" in search_index
+    assert names - search_index == {*COLUMNS, "alembic_version"}
 
 
 @pytest.mark.parametrize("table", sorted(COLUMNS))
@@ -271,7 +273,7 @@ def test_column_defaults(schema_db):
 
 def test_revision_record_is_one_row_at_head(schema_db):
     rows = schema_db.rows("SELECT version_num FROM alembic_version")
-    assert [r[0] for r in rows] == ["0010"]
+    assert [r[0] for r in rows] == ["0011"]
 
 
 def test_the_code_s_tables_agree_with_the_migrated_schema(schema_db):
@@ -422,13 +424,12 @@ def test_upgrading_to_0007_keeps_every_placement_with_no_host(db, db_path):
     assert after == [{**r, "host": None} for r in before]
 
 
-def test_existing_messages_each_start_a_thread_and_copies_join_their_broadcast(tmp_path):
-    """Revision 0010 on a database with messages: a message's thread is its own id, a
-    broadcast copy's its summary's."""
+def old_database_with_messages(path, revision, texts=("text", "text", "text")):
+    """A database at `revision` with two agents, a unicast (1), a broadcast summary (2) and
+    its copy (3), bodies `texts`."""
     from cafleet.adapters.sqlite.schema import migrate
 
-    path = tmp_path / "old.db"
-    migrate(path, target="0009")
+    migrate(path, target=revision)
     columns = (
         "(task_id, context_id, from_agent_id, to_agent_id, type, created_at, status_state,"
         " status_timestamp, origin_task_id, text)"
@@ -442,15 +443,57 @@ def test_existing_messages_each_start_a_thread_and_copies_join_their_broadcast(t
                 (agent,),
             )
         conn.executemany(
-            f"INSERT INTO tasks {columns} VALUES (?, ?, 1, ?, ?, 't', 'x', 't', ?, 'text')",
-            [(1, 2, 2, "unicast", None), (2, 1, None, "broadcast_summary", 2),
-             (3, 2, 2, "unicast", 2)],
+            f"INSERT INTO tasks {columns} VALUES (?, ?, 1, ?, ?, 't', 'x', 't', ?, ?)",
+            [(1, 2, 2, "unicast", None, texts[0]), (2, 1, None, "broadcast_summary", 2, texts[1]),
+             (3, 2, 2, "unicast", 2, texts[2])],
         )  # fmt: skip
     conn.close()
+
+
+def test_existing_messages_each_start_a_thread_and_copies_join_their_broadcast(tmp_path):
+    """Revision 0010 on a database with messages: a message's thread is its own id, a
+    broadcast copy's its summary's."""
+    from cafleet.adapters.sqlite.schema import migrate
+
+    path = tmp_path / "old.db"
+    old_database_with_messages(path, "0009")
 
     migrate(path)
 
     with sqlite3.connect(path) as conn:
         threads = conn.execute("SELECT task_id, in_reply_to, thread_id FROM tasks ORDER BY 1")
         assert threads.fetchall() == [(1, None, 1), (2, None, 2), (3, None, 2)]
+    conn.close()
+
+
+def test_existing_messages_are_indexed_for_search_and_later_changes_follow(tmp_path):
+    """Revision 0011 on a database with messages: the FTS5 index is built from them, and the
+    triggers keep it in step with later inserts, edits and deletes."""
+    from cafleet.adapters.sqlite.schema import migrate
+
+    path = tmp_path / "old.db"
+    old_database_with_messages(path, "0010", ("ancient lighthouse", "summary", "copy of harbour"))
+
+    migrate(path)
+
+    def found(conn, word):
+        rows = conn.execute(
+            "SELECT rowid FROM tasks_fts WHERE tasks_fts MATCH ? ORDER BY 1", (word,)
+        )
+        return [r[0] for r in rows]
+
+    with sqlite3.connect(path) as conn:
+        assert found(conn, "lighthouse") == [1]
+        assert found(conn, "harbour") == [3]
+        conn.execute(
+            "INSERT INTO tasks (task_id, context_id, from_agent_id, to_agent_id, type,"
+            " created_at, status_state, status_timestamp, text)"
+            " VALUES (4, 2, 1, 2, 'unicast', 't', 'x', 't', 'new lighthouse')"
+        )
+        conn.execute("UPDATE tasks SET text = 'renamed' WHERE task_id = 1")
+        conn.execute("DELETE FROM tasks WHERE task_id = 3")
+        assert found(conn, "lighthouse") == [4]
+        assert found(conn, "renamed") == [1]
+        assert found(conn, "harbour") == []
+        assert conn.execute("INSERT INTO tasks_fts(tasks_fts) VALUES ('integrity-check')")
     conn.close()

@@ -478,7 +478,7 @@ def test_ack_quiet_and_json(run, team: Team) -> None:
             "in_reply_to": None,
             "thread_id": second,
             "state": "completed",
-        }  # fmt: skip
+        }
     }
 
 
@@ -531,7 +531,7 @@ def test_cancel_json_wraps_the_task_object(run, team: Team) -> None:
             "in_reply_to": None,
             "thread_id": task,
             "state": "canceled",
-        }  # fmt: skip
+        }
     }
 
 
@@ -596,7 +596,7 @@ def test_show_json_full_adds_the_deliveries(run, team: Team) -> None:
             "text": "look",
             "in_reply_to": None,
             "thread_id": task,
-        },  # fmt: skip
+        },
         "sender_verified": False,
     }
     assert detailed["task"]["task_id"] == task

@@ -25,6 +25,7 @@ from cafleet.application.admin_views import (
     Page,
     RosterEntry,
     RuntimeView,
+    SearchView,
     SendReceipt,
 )
 from cafleet.application.fleets import FleetRow, FleetService
@@ -32,6 +33,7 @@ from cafleet.application.members import MemberService, MemberView
 from cafleet.application.messaging import MessagingService
 from cafleet.application.monitoring import MonitorService
 from cafleet.application.ports import Clock, ProcessIdentity, UnitOfWork, UnitOfWorkFactory
+from cafleet.application.search import SearchService
 from cafleet.domain.agent import Agent
 from cafleet.domain.agent_status import StatusReport
 from cafleet.domain.delivery import Delivery
@@ -40,6 +42,8 @@ from cafleet.domain.fleet import Fleet
 from cafleet.domain.message import Message
 from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule
 from cafleet.domain.placement import Placement
+from cafleet.domain.search import SearchQuery
+from cafleet.domain.since import parse_since
 
 BROADCAST: Final = "*"
 Recipient = int | Literal["*"]
@@ -48,6 +52,7 @@ FLEET_NOT_FOUND = "Fleet not found"
 AGENT_NOT_FOUND = "Agent not found"
 AGENT_NOT_ENROLLED = "Agent not enrolled"
 NO_ADMINISTRATOR = "from_agent not in fleet"
+NO_BROADCAST_REPLY = "a broadcast answers no message: send the reply to one agent"
 NOT_THE_ADMINISTRATOR = "from_agent must be the fleet Administrator"
 EMPTY_TEXT = "text may not be empty"
 
@@ -68,9 +73,11 @@ class AdminService:
         messaging: MessagingService,
         monitoring: MonitorService,
         members: MemberService,
+        search: SearchService | None = None,
         status_seconds: float = STATUS_SECONDS,
     ) -> None:
         self._uow = uow
+        self._search = search or SearchService(uow)
         self._clock = clock
         self._process = process
         self._fleets = fleets
@@ -195,10 +202,27 @@ class AdminService:
             found = uow.messages.timeline(fleet_id, page.limit, _bounded(page.before))
             return _views(uow, fleet_id, found)
 
+    def since(self, text: str) -> datetime:
+        """A search's `since` (an ISO time or an age), read against this server's clock."""
+        return parse_since(text, self._clock.now())
+
+    def search(self, fleet_id: int, query: SearchQuery) -> list[SearchView]:
+        """The fleet's messages that match, best first, as the timeline shows them."""
+        found = self._search.search(fleet_id, None, query)
+        with self._uow() as uow:
+            views = _views(uow, fleet_id, [h.message for h in found.hits])
+        return [SearchView(v, h.score, h.snippet) for v, h in zip(views, found.hits, strict=True)]
+
     def send(
-        self, fleet_id: int, to: Recipient, text: str, from_agent_id: int | None = None
+        self,
+        fleet_id: int,
+        to: Recipient,
+        text: str,
+        from_agent_id: int | None = None,
+        reply_to: int | None = None,
     ) -> SendReceipt:
-        """Send or broadcast ("*") as the Administrator; returns after the pushes settled."""
+        """Send or broadcast ("*") as the Administrator; returns after the pushes settled.
+        `reply_to`: a message the Administrator sent or received, whose thread it joins."""
         with self._uow() as uow:
             _fleet(uow, fleet_id, writable=True)
             administrator = next(
@@ -210,6 +234,8 @@ class AdminService:
                 raise Invalid(NOT_THE_ADMINISTRATOR)
             if not text.strip():
                 raise Invalid(EMPTY_TEXT)
+            if to == BROADCAST and reply_to is not None:
+                raise Invalid(NO_BROADCAST_REPLY)
             if to != BROADCAST:
                 _active_agent(uow, fleet_id, to)
         sender = administrator.agent_id
@@ -217,8 +243,10 @@ class AdminService:
             summary = self._messaging.broadcast(fleet_id, sender, text).summary
             return SendReceipt(summary.task_id, summary.state)
         try:
-            sent = self._messaging.send(fleet_id, sender, to, text).message
+            sent = self._messaging.send(fleet_id, sender, to, text, reply_to=reply_to).message
         except NotFound as exc:  # the recipient left between the check and the send
+            if reply_to is not None and exc.message == f"Task {reply_to} not found":
+                raise
             raise NotFound(AGENT_NOT_FOUND) from exc
         return SendReceipt(sent.task_id, sent.state)
 

@@ -47,6 +47,15 @@ class MessageView:
 
 
 @dataclass(frozen=True)
+class SearchView:
+    """A search hit as the page lists it: the message, its score and its snippet."""
+
+    view: MessageView
+    score: float
+    snippet: str
+
+
+@dataclass(frozen=True)
 class RuntimeView:
     """The fleet's monitor slot as `monitor status` judges it."""
 

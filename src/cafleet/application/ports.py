@@ -26,6 +26,7 @@ from cafleet.domain.panes import Key, PaneInfo, PromptAnswer
 from cafleet.domain.placement import CodingAgent, Multiplexer, PaneLocation, Placement
 from cafleet.domain.preview import preview
 from cafleet.domain.relay import PaneReport, RelayBeat, RelayRequest
+from cafleet.domain.search import SearchHit, SearchQuery
 from cafleet.domain.skills import SkillHome, SkillInstall, SkillsCopied
 
 
@@ -125,6 +126,12 @@ class MessageRepository(Protocol):
 
     def thread(self, thread_id: int) -> list[Message]:
         """Every message of the thread (summaries and copies included), in id order."""
+        ...
+
+    def search(self, fleet_id: int, query: SearchQuery, offset: int, limit: int) -> list[SearchHit]:
+        """The fleet's messages that match, best first (summaries left out; a broadcast's
+        copies each match); rows `offset` to `offset + limit`. A raw query the store cannot
+        read is Invalid."""
         ...
 
     def conversation_mark(self, fleet_id: int) -> ConversationMark:

@@ -29,6 +29,8 @@ MESSAGE_FIELDS = [
     "delivery",
     "deliveries",
     "sender_verified",
+    "in_reply_to",
+    "thread_id",
 ]
 
 
@@ -74,6 +76,8 @@ def test_a_message_object_resolves_names_and_carries_its_delivery(
         },
         "deliveries": [shown["delivery"]],
         "sender_verified": False,
+        "in_reply_to": None,
+        "thread_id": task_id,
     }
     assert shown["delivery"]["attempted_at"] > shown["created_at"]
 
@@ -527,3 +531,72 @@ def test_the_text_is_stored_verbatim(client, fleets, alpha) -> None:
     response = send(client, alpha.fleet.fleet_id, to_agent_id=alpha.director.agent_id, text=text)
 
     assert fleets.message(response.json()["task_id"]).text == text
+
+
+# --- replies and search -------------------------------------------------------------------
+
+
+def test_a_reply_joins_the_thread_of_a_message_the_administrator_received(
+    client, fleets, alpha
+) -> None:
+    worker = fleets.member(alpha, "worker", pane="%1")
+    question = fleets.send(alpha, worker, alpha.administrator.agent_id, "may I merge?")
+
+    response = send(
+        client, alpha.fleet.fleet_id, to_agent_id=worker, text="yes", in_reply_to=question
+    )
+
+    assert response.status_code == 200
+    reply = fleets.message(response.json()["task_id"])
+    assert (reply.in_reply_to, reply.thread_id) == (question, question)
+
+
+def test_a_reply_to_what_the_administrator_never_saw_is_not_found(client, fleets, alpha) -> None:
+    worker = fleets.member(alpha, "worker", pane="%1")
+    private = fleets.send(alpha, alpha.director.agent_id, worker, "between us")
+
+    response = send(
+        client, alpha.fleet.fleet_id, to_agent_id=worker, text="hm", in_reply_to=private
+    )
+    broadcast = send(client, alpha.fleet.fleet_id, to_agent_id="*", text="x", in_reply_to=private)
+
+    assert response.status_code == 404
+    assert response.json() == {"detail": f"Task {private} not found"}
+    assert broadcast.status_code == 400
+    assert "broadcast" in broadcast.json()["detail"]
+
+
+def test_search_finds_ranks_and_marks_messages_of_the_fleet(client, fleets, alpha, scoped) -> None:
+    worker = fleets.member(alpha, "worker", pane="%1")
+    once = fleets.send(alpha, alpha.director.agent_id, worker, "release notes drafted")
+    twice = fleets.send(alpha, worker, alpha.director.agent_id, "release release")
+    fleets.send(alpha, worker, alpha.director.agent_id, "other")
+
+    response = client.get(
+        "/api/search", params={"q": "RELEASE"}, headers=scoped(alpha.fleet.fleet_id)
+    )
+    narrowed = client.get(
+        "/api/search",
+        params={"q": "release", "from_agent_id": alpha.director.agent_id},
+        headers=scoped(alpha.fleet.fleet_id),
+    )
+
+    assert response.status_code == 200
+    hits = response.json()["hits"]
+    assert [h["message"]["task_id"] for h in hits] == [twice, once]
+    assert list(hits[0]["message"]) == MESSAGE_FIELDS
+    assert "«release»" in hits[1]["snippet"]
+    assert [h["message"]["task_id"] for h in narrowed.json()["hits"]] == [once]
+
+
+@pytest.mark.parametrize(
+    "params, status",
+    [({"q": ""}, 422), ({"q": "x", "since": "soon"}, 400), ({"q": "x", "limit": 0}, 422)],
+)
+def test_bad_searches_are_client_errors_with_a_detail(
+    client, alpha, scoped, params, status
+) -> None:
+    response = client.get("/api/search", params=params, headers=scoped(alpha.fleet.fleet_id))
+
+    assert response.status_code == status
+    assert response.json()["detail"]

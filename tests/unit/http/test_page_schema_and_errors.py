@@ -18,6 +18,7 @@ API_ROUTES = {
     ("get", "/api/agents/{agent_id}/inbox"),
     ("get", "/api/agents/{agent_id}/sent"),
     ("get", "/api/timeline"),
+    ("get", "/api/search"),
     ("post", "/api/messages/send"),
     ("get", "/api/events"),
 }

@@ -8,6 +8,7 @@ the way SQLite's write lock does.
 from __future__ import annotations
 
 import copy
+import re
 import threading
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -28,6 +29,7 @@ from cafleet.domain.message import Message, MessageState, MessageType
 from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule
 from cafleet.domain.placement import Placement
 from cafleet.domain.relay import PaneReport, RelayBeat, RelayRequest, RequestState
+from cafleet.domain.search import SearchHit, SearchQuery, marked
 from cafleet.domain.skills import SkillInstall
 
 K = TypeVar("K", bound=Hashable)
@@ -233,6 +235,30 @@ class MemoryMessages:
             if matches(m) and not m.is_summary and (before is None or m.task_id < before)
         ]
         return sorted(found, key=lambda m: (m.created_at, m.task_id), reverse=True)[:limit]
+
+    def search(self, fleet_id: int, query: SearchQuery, offset: int, limit: int) -> list[SearchHit]:
+        """Every word of the query (its letters and digits, as a database's tokenizer reads
+        them) among the body's words, any case; more occurrences rank higher."""
+        words = _words(query.text)
+        hits = []
+        for m in self._t.messages.values():
+            owner = self._t.agents.get(m.context_id)
+            body = _words(m.text)
+            if (
+                owner is None
+                or owner.fleet_id != fleet_id
+                or m.is_summary
+                or not words
+                or not set(words) <= set(body)
+                or (query.from_agent_id is not None and m.from_agent_id != query.from_agent_id)
+                or (query.to_agent_id is not None and m.to_agent_id != query.to_agent_id)
+                or (query.since is not None and m.created_at < query.since)
+            ):
+                continue
+            score = float(sum(body.count(w) for w in words))
+            hits.append(SearchHit(m, score, marked(m.text, words)))
+        hits.sort(key=lambda h: (-h.score, -h.message.task_id))
+        return hits[offset : offset + limit]
 
     def thread(self, thread_id: int) -> list[Message]:
         return sorted(
@@ -511,3 +537,7 @@ class MemoryStore(UnitOfWorkFactory):
 
     def __call__(self, *, write: bool = False) -> MemoryUnitOfWork:
         return MemoryUnitOfWork(self, write=write)
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+", text.lower())

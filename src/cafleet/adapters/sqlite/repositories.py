@@ -18,8 +18,10 @@ from sqlalchemy import (
     select,
     update,
 )
+from sqlalchemy.exc import DBAPIError
 
 from cafleet.adapters.sqlite import rows
+from cafleet.adapters.sqlite.search import query_error, search_statement
 from cafleet.adapters.sqlite.tables import (
     agent_placements,
     agents,
@@ -41,6 +43,7 @@ from cafleet.domain.message import Message, MessageState, MessageType
 from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule
 from cafleet.domain.placement import Placement
 from cafleet.domain.relay import PaneReport, RelayBeat, RelayRequest, RequestState
+from cafleet.domain.search import SearchHit, SearchQuery
 from cafleet.domain.skills import SkillInstall
 
 _IN_CHUNK = 500
@@ -285,6 +288,22 @@ class SqlMessages:
             .order_by(tasks.c.task_id)
         )
         return [rows.message_from(r) for r in self._c.execute(query).mappings()]
+
+    def search(self, fleet_id: int, query: SearchQuery, offset: int, limit: int) -> list[SearchHit]:
+        """FTS5 on SQLite (the direct adapter's statement), PostgreSQL's text search there."""
+        if self._c.dialect.name == "postgresql":
+            from cafleet.adapters.postgres.search import search
+
+            return search(self._c, fleet_id, query, offset, limit)
+        since = None if query.since is None else rows.ts(query.since)
+        sql, params = search_statement(fleet_id, query, since, offset, limit)
+        try:
+            found = self._c.exec_driver_sql(sql, tuple(params)).mappings()
+        except DBAPIError as exc:
+            if (error := query_error(query, exc)) is not None:
+                raise error from None
+            raise
+        return [rows.hit_from(r) for r in found]
 
     def thread(self, thread_id: int) -> list[Message]:
         query = select(tasks).where(tasks.c.thread_id == thread_id).order_by(tasks.c.task_id)

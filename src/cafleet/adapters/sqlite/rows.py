@@ -14,6 +14,7 @@ from cafleet.domain.message import Message, MessageState, MessageType
 from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule
 from cafleet.domain.placement import CodingAgent, Multiplexer, PaneLocation, PaneState, Placement
 from cafleet.domain.relay import PaneReport, PaneVerb, RelayBeat, RelayRequest, RequestState
+from cafleet.domain.search import SearchHit
 
 Row = Any  # a row read by column name: sqlite3.Row, or a SQLAlchemy RowMapping
 
@@ -151,6 +152,10 @@ def message_values(m: Message) -> dict[str, Any]:
         "in_reply_to": m.in_reply_to,
         "thread_id": m.thread_id,
     }
+
+
+def hit_from(row: Row) -> SearchHit:
+    return SearchHit(message_from(row), float(row["score"]), row["snippet"])
 
 
 def own_id_columns(m: Message) -> tuple[str, ...]:

@@ -323,6 +323,74 @@ def thread(
     )
 
 
+@message.command("search", help="Search the fleet's messages for words, best match first.")
+@fleet_id_option
+@acting_agent_option(role="Who searches (optional: any agent of the fleet may).")
+@click.argument("words", nargs=-1, required=True)
+@click.option("--from", "from_agent_id", type=numbers.ID, default=None, help="Sent by this agent.")
+@click.option("--to", "to_agent_id", type=numbers.ID, default=None, help="Sent to this agent.")
+@click.option(
+    "--since",
+    default=None,
+    metavar="WHEN",
+    help="Sent at or after: an ISO time, or an age such as 30m, 2h, 7d.",
+)
+@click.option("--limit", type=numbers.COUNT, default=20, show_default=True, help="Hits at most.")
+@click.option("--raw", is_flag=True, help="Read the query as the store's own search syntax.")
+@full_option
+@click.pass_context
+def search(
+    ctx: click.Context,
+    fleet_id: int | None,
+    agent_id: int | None,
+    words: tuple[str, ...],
+    from_agent_id: int | None,
+    to_agent_id: int | None,
+    since: str | None,
+    limit: int,
+    raw: bool,
+    full: bool,
+) -> None:
+    from cafleet.domain.search import SearchQuery
+    from cafleet.domain.since import parse_since
+    from cafleet.entrypoints.cli.rendering import count_line, deleted_fleet_note, iso
+
+    app = app_of(ctx)
+    query = SearchQuery(
+        " ".join(words),
+        raw=raw,
+        from_agent_id=from_agent_id,
+        to_agent_id=to_agent_id,
+        since=None if since is None else parse_since(since, app.components.clock.now()),
+        limit=limit,
+    )
+    searcher = agent_id if agent_id is not None or app.caller is None else app.caller.agent_id
+    found = app.components.search().search(require_fleet_id(fleet_id), searcher, query, app.caller)
+    render = _renderer(app, full)
+    lines = [count_line(len(found.hits), "hit")]
+    for hit in found.hits:
+        m = hit.message
+        to = "all" if m.is_copy and query.to_agent_id is None else str(m.to_agent_id)
+        head = f"[{m.task_id} | {m.from_agent_id} -> {to} | {iso(m.created_at)}]"
+        if m.in_reply_to is not None:
+            head = head[:-1] + f" | re:{m.in_reply_to}]"
+        lines += [head, f"  {render.body(m) if full else hit.snippet}"]
+    if found.fleet_deleted_at is not None:
+        lines.append(deleted_fleet_note(found.fleet_deleted_at))
+    app.emit(
+        "\n".join(lines),
+        lambda: [
+            {
+                **render.json(h.message),
+                "to": h.message.to_agent_id,
+                "score": h.score,
+                "snippet": h.snippet,
+            }
+            for h in found.hits
+        ],
+    )
+
+
 def _in_thread(render: MessageRenderer, m: Message) -> str:
     """A message as a thread lists it: who wrote to whom (a broadcast: to all)."""
     to = "all" if m.is_copy else str(m.to_agent_id)

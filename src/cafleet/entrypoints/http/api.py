@@ -8,6 +8,7 @@ from fastapi import APIRouter, Path, Query
 
 from cafleet.application.admin_views import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Page
 from cafleet.domain.bounds import ID
+from cafleet.domain.search import SearchQuery
 from cafleet.entrypoints.http.errors import error_responses
 from cafleet.entrypoints.http.schemas import (
     AgentOut,
@@ -17,6 +18,7 @@ from cafleet.entrypoints.http.schemas import (
     MonitorOut,
     MonitorPatch,
     MonitorRuntimeOut,
+    SearchOut,
     SendIn,
     SendOut,
 )
@@ -147,5 +149,39 @@ def timeline(
     responses=WRITE_ERRORS,
 )
 def send_message(admin: Admin, fleet_id: WritableFleet, message: SendIn) -> SendOut:
-    receipt = admin.send(fleet_id, message.to_agent_id, message.text, message.from_agent_id)
+    receipt = admin.send(
+        fleet_id, message.to_agent_id, message.text, message.from_agent_id, message.in_reply_to
+    )
     return SendOut(task_id=receipt.task_id, status=receipt.state)
+
+
+@router.get(
+    "/search",
+    response_model=SearchOut,
+    summary="The fleet's messages matching the words of q, best first",
+    description="Every word of q must occur; quotes, operators and * are matched as text"
+    " unless raw is true (the store's own syntax: FTS5 on SQLite, to_tsquery on PostgreSQL)."
+    " A broadcast counts once unless to_agent_id names a recipient.",
+    responses=READ_ERRORS,
+)
+def search(
+    admin: Admin,
+    fleet_id: ReadableFleet,
+    q: Annotated[str, Query(min_length=1, max_length=1000, description="The words to find")],
+    from_agent_id: Annotated[int | None, Query(ge=ID.low, le=ID.high)] = None,
+    to_agent_id: Annotated[int | None, Query(ge=ID.low, le=ID.high)] = None,
+    since: Annotated[
+        str | None, Query(max_length=64, description="An ISO time, or an age: 30m, 2h, 7d")
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE)] = 20,
+    raw: bool = False,
+) -> SearchOut:
+    query = SearchQuery(
+        q,
+        raw=raw,
+        from_agent_id=from_agent_id,
+        to_agent_id=to_agent_id,
+        since=None if since is None else admin.since(since),
+        limit=limit,
+    )
+    return SearchOut.of(admin.search(fleet_id, query))

@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from cafleet.application.admin_views import MessageView, RosterEntry, RuntimeView
+from cafleet.application.admin_views import MessageView, RosterEntry, RuntimeView, SearchView
 from cafleet.application.fleets import FleetRow
 from cafleet.domain.agent import AgentKind, AgentStatus
 from cafleet.domain.agent_status import AgentStatus as AgentActivity
@@ -186,6 +186,8 @@ class MessageOut(BaseModel):
     sender_verified: bool = Field(
         description="Sent from the sender's own member pane, proven by its member secret"
     )
+    in_reply_to: int | None = Field(description="The message this one answers")
+    thread_id: int = Field(description="The message that started this one's thread")
 
     @staticmethod
     def of(view: MessageView) -> MessageOut:
@@ -205,6 +207,8 @@ class MessageOut(BaseModel):
             delivery=None if view.delivery is None else DeliveryOut.of(view.delivery),
             deliveries=[DeliveryOut.of(d) for d in view.attempts],
             sender_verified=m.sender_verified,
+            in_reply_to=m.in_reply_to,
+            thread_id=m.thread,
         )
 
 
@@ -224,6 +228,11 @@ class SendIn(BaseModel):
     from_agent_id: IdIn | None = Field(
         default=None, description="Optional; when given it must be the fleet Administrator"
     )
+    in_reply_to: IdIn | None = Field(
+        default=None,
+        description="A message the Administrator sent or received: the new one joins its"
+        " thread (not with a broadcast)",
+    )
 
     @field_validator("text")
     @classmethod
@@ -234,6 +243,24 @@ class SendIn(BaseModel):
         except UnicodeEncodeError:
             raise ValueError("text must be valid Unicode (no lone surrogates)") from None
         return text
+
+
+class SearchHitOut(BaseModel):
+    message: MessageOut
+    score: float = Field(description="Higher is better; comparable within one search only")
+    snippet: str = Field(description="The body around the match, matched words within « »")
+
+
+class SearchOut(BaseModel):
+    hits: list[SearchHitOut]
+
+    @staticmethod
+    def of(views: list[SearchView]) -> SearchOut:
+        hits = [
+            SearchHitOut(message=MessageOut.of(v.view), score=v.score, snippet=v.snippet)
+            for v in views
+        ]
+        return SearchOut(hits=hits)
 
 
 class SendOut(BaseModel):

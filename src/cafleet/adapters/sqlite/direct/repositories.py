@@ -21,6 +21,7 @@ from cafleet.adapters.sqlite.direct.statements import (
     update,
 )
 from cafleet.adapters.sqlite.direct.transaction import Transaction
+from cafleet.adapters.sqlite.search import query_error, search_statement
 from cafleet.application.ports import (
     Activity,
     AgentRepository,
@@ -40,6 +41,7 @@ from cafleet.domain.message import Message, MessageState, MessageType
 from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule
 from cafleet.domain.placement import Placement
 from cafleet.domain.relay import PaneReport, RelayBeat, RelayRequest, RequestState
+from cafleet.domain.search import SearchHit, SearchQuery
 from cafleet.domain.skills import SkillInstall
 
 SUMMARY = MessageType.BROADCAST_SUMMARY.value
@@ -239,6 +241,17 @@ class DirectMessages(_Sql, MessageRepository):
         )
         found = self._all(sql, [summary.from_agent_id, summary.task_id, SUMMARY])
         return [rows.message_from(r) for r in found]
+
+    def search(self, fleet_id: int, query: SearchQuery, offset: int, limit: int) -> list[SearchHit]:
+        since = None if query.since is None else rows.ts(query.since)
+        sql, params = search_statement(fleet_id, query, since, offset, limit)
+        try:
+            found = self._all(sql, params)
+        except sqlite3.OperationalError as exc:
+            if (error := query_error(query, exc)) is not None:
+                raise error from None
+            raise
+        return [rows.hit_from(r) for r in found]
 
     def thread(self, thread_id: int) -> list[Message]:
         sql = f"{select_all('tasks')} WHERE thread_id = ? ORDER BY task_id"

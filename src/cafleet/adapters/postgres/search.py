@@ -1,0 +1,65 @@
+"""Message search on PostgreSQL's text search (the GIN index of migration 0011): the `simple`
+configuration (words as written, no stemming, as SQLite's FTS5 tokenizer reads them), a
+plain query through `plainto_tsquery` (every word must occur; no syntax), a raw one through
+`to_tsquery`; ranked by `ts_rank`, the snippet from `ts_headline`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Connection, text
+from sqlalchemy.exc import DBAPIError
+
+from cafleet.adapters.sqlite import rows
+from cafleet.domain.errors import Invalid
+from cafleet.domain.message import MessageType
+from cafleet.domain.search import HIGHLIGHT, SNIPPET_WORDS, SearchHit, SearchQuery
+
+_SYNTAX = {"42601", "22023"}  # syntax error, invalid parameter value (a malformed tsquery)
+_VECTOR = "to_tsvector('simple', t.text)"
+_HEADLINE = (
+    f"StartSel={HIGHLIGHT[0]}, StopSel={HIGHLIGHT[1]}, MaxWords={SNIPPET_WORDS},"
+    f" MinWords={SNIPPET_WORDS // 2}, MaxFragments=1, FragmentDelimiter=…"
+)
+
+
+def search(
+    conn: Connection, fleet_id: int, query: SearchQuery, offset: int, limit: int
+) -> list[SearchHit]:
+    parse = "to_tsquery" if query.raw else "plainto_tsquery"
+    sql = (
+        f"SELECT t.*, ts_rank({_VECTOR}, q) AS score,"
+        f" ts_headline('simple', t.text, q, :headline) AS snippet"
+        f" FROM tasks t JOIN agents a ON a.agent_id = t.context_id,"
+        f" {parse}('simple', :query) q"
+        f" WHERE {_VECTOR} @@ q AND a.fleet_id = :fleet AND t.type != :summary"
+    )
+    params: dict[str, Any] = {
+        "headline": _HEADLINE,
+        "query": query.text,
+        "fleet": fleet_id,
+        "summary": MessageType.BROADCAST_SUMMARY.value,
+    }
+    if query.from_agent_id is not None:
+        sql += " AND t.from_agent_id = :sender"
+        params["sender"] = query.from_agent_id
+    if query.to_agent_id is not None:
+        sql += " AND t.to_agent_id = :recipient"
+        params["recipient"] = query.to_agent_id
+    if query.since is not None:
+        sql += " AND t.created_at >= :since"
+        params["since"] = rows.ts(query.since)
+    sql += " ORDER BY score DESC, t.task_id DESC LIMIT :limit OFFSET :offset"
+    try:
+        found = conn.execute(text(sql), {**params, "limit": limit, "offset": offset})
+    except DBAPIError as exc:
+        state = str(getattr(exc.orig, "sqlstate", "") or "")
+        if query.raw and state in _SYNTAX:
+            first = str(exc.orig).strip().splitlines()[0]
+            raise Invalid(
+                f"the search query is not valid to_tsquery syntax ({first}); drop --raw to"
+                " search for its words as text"
+            ) from None
+        raise
+    return [rows.hit_from(r) for r in found.mappings()]
