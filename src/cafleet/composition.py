@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from cafleet.application.members import MemberService
     from cafleet.application.messaging import MessagingService
     from cafleet.application.monitoring import MonitorService
+    from cafleet.application.pane_titles import PaneTitles
     from cafleet.application.ports import (
         Clock,
         CodexThreads,
@@ -235,6 +236,7 @@ class Components:
             ).reports(placements, host),
             record_receipts=ReceiptRecorder(self.uow, reader).record,
             own_pane=lambda: pane_of_process(self.locator, self.pane_drivers),
+            retitle=self.pane_titles().refresh,
         )
         return RelayService(
             self.uow, self.clock, SystemProcess(self.env), host, duties, RELAY_WORKERS
@@ -334,7 +336,13 @@ class Components:
             drains=DrainProcess(self.env),
             gatherings=self.gatherings,
             reaches=reach_of(self.env),
+            titles=deferred(self.pane_titles),  # built on the first change of someone's mail
         )
+
+    def pane_titles(self) -> PaneTitles:
+        from cafleet.application.pane_titles import PaneTitles
+
+        return PaneTitles(self.uow, self.pane_drivers, self.agent_statuses)
 
     def search(self) -> SearchService:
         from cafleet.application.search import SearchService

@@ -39,6 +39,7 @@ from cafleet.application.member_panes import MemberPanes
 from cafleet.application.members import MemberService
 from cafleet.application.messaging import MessagingService
 from cafleet.application.monitoring import MonitorService
+from cafleet.application.pane_titles import PaneTitles
 from cafleet.application.receipts import ReceiptReader
 from cafleet.application.relay import RelayClient
 from cafleet.application.teardown import PaneTeardown
@@ -108,6 +109,7 @@ class Container(containers.DeclarativeContainer):
     # herdr's pushed agent states: only the monitor loop asks for them (`monitor(feeds=...)`)
     state_feeds = providers.Singleton(HerdrStateFeeds, environ)
     drains = providers.Singleton(DrainProcess, environ)  # the monitor's, for stranded queues
+    pane_titles = providers.Singleton(PaneTitles, uow, pane_drivers, agent_statuses)
     monitor = providers.Factory(
         MonitorService,
         uow,
@@ -120,6 +122,7 @@ class Container(containers.DeclarativeContainer):
         providers.Singleton(ReceiptReader, launch_pads, settings.provided.profiles, codex_threads),
         drains=drains,
         relay=relay_client,
+        titles=pane_titles,
     )
     messaging = providers.Factory(
         MessagingService,
@@ -130,6 +133,7 @@ class Container(containers.DeclarativeContainer):
         max_body_bytes=settings.provided.max_body_bytes,
         gatherings=gatherings,
         reaches=pane_drivers.provided.reaches,
+        titles=pane_titles,
     )
     members = providers.Factory(
         MemberService,

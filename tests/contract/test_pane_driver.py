@@ -499,3 +499,38 @@ def test_claim_of_a_missing_pane_raises_pane_gone(backend: Backend) -> None:
 
     with pytest.raises(PaneGone):
         backend.driver.claim(pane_id)
+
+
+# --------------------------------------------------------------------------- titles
+
+
+def test_a_label_is_reported_as_the_panes_title_and_a_later_one_replaces_it(
+    backend: Backend,
+) -> None:
+    from cafleet.application.ports import PaneLabels
+
+    pane_id = backend.spawn_agent()
+    driver = backend.driver
+    assert isinstance(driver, PaneLabels)
+    assert driver.list_panes()[pane_id].title is None
+
+    driver.label(pane_id, "coder #3 · idle · 1 unread")
+    driver.label(pane_id, "coder #3 · working · 0 unread; #{pane_id} $HOME")
+
+    expected = "coder #3 · working · 0 unread; #{pane_id} $HOME"  # never expanded
+    assert driver.list_panes()[pane_id].title == expected
+    listed = driver.pane(pane_id)
+    assert listed is not None and listed.title == expected
+    assert driver.list_panes()[backend.anchor].title is None  # other panes keep theirs
+
+
+def test_labelling_a_gone_pane_is_pane_gone(backend: Backend) -> None:
+    from cafleet.application.ports import PaneLabels
+
+    pane_id = backend.spawn_agent()
+    assert backend.driver.kill(pane_id)
+    driver = backend.driver
+    assert isinstance(driver, PaneLabels)
+
+    with pytest.raises(PaneGone):
+        driver.label(pane_id, "late")

@@ -20,7 +20,7 @@ from cafleet.application.ports import (
 from cafleet.domain.agent import Agent, AgentKind
 from cafleet.domain.agent_status import StatusReport
 from cafleet.domain.errors import CafleetError
-from cafleet.domain.panes import PaneInfo
+from cafleet.domain.panes import PaneInfo, ours
 from cafleet.domain.placement import Multiplexer, PaneState, Placement
 from cafleet.domain.relay import HostRelay, PaneReport
 
@@ -168,16 +168,25 @@ class PaneSurvey:
     ) -> tuple[PaneState | None, StatusReport | None, str | None]:
         """The pane's state (None: its server did not answer), the agent's status (None:
         no reader), and the state the multiplexer detects in it (herdr's), if any."""
-        server = (placement.backend, placement.socket, placement.host)
-        if server not in self._listings:
-            self._listings[server] = _listing(self._drivers, *server)
-        listing = self._listings[server]
+        listing = self._listing(placement)
         panes, detected = listing or ({}, {})
         pane_id = placement.pane_id or ""
         state = None if listing is None else placement.pane_state(panes.get(pane_id))
         seen = detected.get(pane_id)
         told = None if self._statuses is None else self._statuses.report(placement, state, seen)
         return state, told, seen
+
+    def pane(self, placement: Placement) -> PaneInfo | None:
+        """The placement's pane as listed; None when gone, another pane that took its id,
+        or its server did not answer."""
+        panes, _ = self._listing(placement) or ({}, {})
+        return ours(panes.get(placement.pane_id or ""), placement.identity)
+
+    def _listing(self, placement: Placement) -> _Listing | None:
+        server = (placement.backend, placement.socket, placement.host)
+        if server not in self._listings:
+            self._listings[server] = _listing(self._drivers, *server)
+        return self._listings[server]
 
     def reports(self, placements: Sequence[Placement], host: str) -> list[PaneReport]:
         """What a relay tells the other hosts of its host's panes (RelayDuties.read_panes)."""

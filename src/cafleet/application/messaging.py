@@ -9,10 +9,11 @@ second short transaction. A push failure never loses the message.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from cafleet.application.delivery_queue import QUEUE_WAIT_SECONDS, DeliveryQueue
 from cafleet.application.gathering import Gathering, Gatherings
@@ -46,6 +47,9 @@ from cafleet.domain.identity import MemberCredential
 from cafleet.domain.message import Message, broadcast_summary, unicast
 from cafleet.domain.placement import Placement
 from cafleet.domain.relay import relay_note
+
+if TYPE_CHECKING:
+    from cafleet.application.pane_titles import PaneTitles
 
 # a thread per recipient up to this many, so one gathering types into all panes at once
 BROADCAST_PUSH_WORKERS = 128
@@ -116,8 +120,10 @@ class MessagingService:
         drains: QueueDrains | None = None,
         gatherings: Gatherings | None = None,
         reaches: Callable[[str | None], bool] | None = None,
+        titles: PaneTitles | None = None,
     ) -> None:
         self._uow = uow
+        self._titles = titles  # None: panes keep their titles (no multiplexer to show them)
         self._reaches = reaches or (lambda host: True)  # None: every pane is on this host
         self._gatherings = gatherings  # shared with the keystroke sender: None, no batching
         self._clock = clock
@@ -177,6 +183,7 @@ class MessagingService:
             planned = self._plan(uow, message, recipient)
             uow.commit()
         [delivery] = self._push([planned])
+        self._retitle([recipient.agent_id])
         return SendResult(message, delivery)
 
     def nudge(
@@ -233,7 +240,9 @@ class MessagingService:
                 delivery = _with_id(delivery, uow.messages.add(delivery))
                 planned.append(self._plan(uow, delivery, recipient))
             uow.commit()
-        return BroadcastResult(summary, tuple(self._push(planned)))
+        pushed = tuple(self._push(planned))
+        self._retitle(r.agent_id for r in recipients)
+        return BroadcastResult(summary, pushed)
 
     def poll(
         self,
@@ -254,6 +263,7 @@ class MessagingService:
             message = message_in_fleet(uow, fleet_id, task_id).ack(agent_id, self._clock.now())
             uow.messages.save(message)
             uow.commit()
+        self._retitle([message.context_id])
         return message
 
     def cancel(
@@ -264,6 +274,7 @@ class MessagingService:
             message = message_in_fleet(uow, fleet_id, task_id).cancel(agent_id, self._clock.now())
             uow.messages.save(message)
             uow.commit()
+        self._retitle([message.context_id])  # the recipient has one message fewer to read
         return message
 
     def show(
@@ -302,6 +313,11 @@ class MessagingService:
             if uow.fleets.get(fleet_id) is None:
                 raise NotFound(f"fleet {fleet_id} not found.")
             return uow.messages.timeline(fleet_id, limit, before)
+
+    def _retitle(self, agent_ids: Iterable[int]) -> None:
+        """Their unread counts changed: the pane titles say so."""
+        if self._titles is not None:
+            self._titles.refresh(agent_ids)
 
     def _plan(self, uow: UnitOfWork, message: Message, recipient: Agent) -> _Planned:
         """Write the ledger row; outcomes that need no pane are final at once."""

@@ -21,6 +21,7 @@ from cafleet.application.agent_status import AgentStatusReader
 from cafleet.application.background import Background
 from cafleet.application.keystrokes import Keystrokes, KeystrokeSender
 from cafleet.application.lookups import active_agent, refuse_deleted_fleet
+from cafleet.application.pane_titles import PaneTitles
 from cafleet.application.ports import (
     AgentStateFeeds,
     AgentStates,
@@ -137,8 +138,10 @@ class MonitorService:
         feeds: AgentStateFeeds | None = None,
         drains: QueueDrains | None = None,
         relay: RelayClient | None = None,
+        titles: PaneTitles | None = None,
     ) -> None:
         self._uow = uow
+        self._titles = titles  # keeps the panes' titles in step with their statuses
         self._clock = clock
         self._drivers = drivers
         self._keystrokes = keystrokes
@@ -222,6 +225,9 @@ class MonitorService:
                 observed[target.agent.agent_id] = kept
         self._save(observed.values())
         self._notify_blocked(view, due, seen)
+        if self._titles is not None:
+            watched = [t.agent.agent_id for t in view.targets]
+            self._titles.refresh([*watched, *([view.watcher[0].agent_id] if view.watcher else [])])
         drained = tuple(stranded)
         if not due:
             return TickReport(drained=drained)

@@ -538,13 +538,19 @@ class PaneBatches(Protocol):
 
 
 @runtime_checkable
-class PanePresentation(Protocol):
-    """Optional driver capability: what the multiplexer shows the person beside the panes.
-    Only herdr has it; it is cosmetic, so callers never fail over a refusal."""
+class PaneLabels(Protocol):
+    """Optional driver capability: a pane's title where the multiplexer shows it (tmux's pane
+    border, herdr's sidebar and border). Cosmetic: callers never fail over a refusal."""
 
     def label(self, pane_id: str, label: str) -> None:
-        """Name the pane in the multiplexer's sidebar and border."""
+        """Title the pane; a later call replaces the title."""
         ...
+
+
+@runtime_checkable
+class PanePresentation(Protocol):
+    """Optional driver capability: asking the person beside the panes to look. Only herdr
+    has it; it is cosmetic, so callers never fail over a refusal."""
 
     def notify(self, title: str, body: str) -> None:
         """Ask the person to look (a notification with herdr's `request` sound)."""

@@ -61,6 +61,9 @@ class RelayDuties:
     # the receipts the agents' own records show, written as the monitor does for its host
     record_receipts: Callable[[Sequence[Placement]], None] | None = None
     own_pane: Callable[[], PaneLocation | None] | None = None  # the pane the relay runs in
+    # the titles of this host's panes (PaneTitles.refresh): mail sent from another host
+    # could not title them
+    retitle: Callable[[Sequence[int]], object] | None = None
 
 
 @dataclass(frozen=True)
@@ -253,6 +256,8 @@ class RelayService:
         self._reported_at = now
         if self._duties.record_receipts is not None:
             self._duties.record_receipts([p for p in here if p.is_member])
+        if self._duties.retitle is not None:
+            self._duties.retitle([p.agent_id for p in here])
         reports = read(here)
         if reports == self._reported:
             return

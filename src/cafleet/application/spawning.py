@@ -23,7 +23,7 @@ from cafleet.application.ports import (
     LaunchPads,
     PaneDriver,
     PaneDrivers,
-    PanePresentation,
+    PaneLabels,
     Programs,
     UnitOfWork,
     UnitOfWorkFactory,
@@ -33,6 +33,7 @@ from cafleet.application.relay import RelayClient, beat_of, no_relay
 from cafleet.domain.agent import Agent, CardKind
 from cafleet.domain.agent_homes import AgentHomes
 from cafleet.domain.agent_profiles import SPAWN_FILE, AgentProfiles, SpawnFacts, session_variables
+from cafleet.domain.agent_status import AgentStatus
 from cafleet.domain.coding_agents import (
     DEMO_AGENT_FLAGS,
     LaunchSpec,
@@ -47,6 +48,7 @@ from cafleet.domain.errors import CafleetError, Invalid, Unavailable, UsageProbl
 from cafleet.domain.fleet import Fleet
 from cafleet.domain.identity import MemberCredential, new_secret, secret_digest
 from cafleet.domain.monitor import MEMBER_INTERVAL_SECONDS, MonitorSchedule
+from cafleet.domain.pane_titles import pane_title
 from cafleet.domain.panes import ours
 from cafleet.domain.placement import CodingAgent, PaneLocation, Placement
 from cafleet.domain.relay import (
@@ -436,10 +438,10 @@ class MemberSpawner:
 
 
 def _label(driver: PaneDriver, pane_id: str, agent: Agent) -> None:
-    """Name the member's pane where the multiplexer shows names (herdr)."""
-    if isinstance(driver, PanePresentation):
+    """Title the member's pane while its agent starts (PaneTitles keeps it current)."""
+    if isinstance(driver, PaneLabels):
         with contextlib.suppress(CafleetError):  # cosmetic: a refusal never fails the spawn
-            driver.label(pane_id, agent.label)
+            driver.label(pane_id, pane_title(agent.label, AgentStatus.STARTING, 0))
 
 
 def _live_fleet_for_spawn(uow: UnitOfWork, fleet_id: int) -> Fleet:

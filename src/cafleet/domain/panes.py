@@ -50,7 +50,8 @@ class PaneInfo:
     multiplexer itself detected in the pane (herdr only; None when unknown). `argv` is the
     command line of the foreground process, None when it could not be read. `identity` is
     what tells this pane from a later one given the same id (see `ours`); None when the
-    report cannot tell (herdr's listing).
+    report cannot tell (herdr's listing). `title` is the title CAFleet gave the pane (tmux's
+    `@cafleet-title`, herdr's label), None when it has none or the report does not say.
     """
 
     pane_id: str
@@ -59,6 +60,7 @@ class PaneInfo:
     agent: str | None = None
     argv: tuple[str, ...] | None = None
     identity: str | None = None
+    title: str | None = None
 
 
 class PaneGone(NotFound):

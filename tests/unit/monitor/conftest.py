@@ -24,6 +24,7 @@ from cafleet.application.agent_status import AgentStatusReader
 from cafleet.application.fleets import FleetService
 from cafleet.application.keystrokes import KeystrokeSender
 from cafleet.application.monitoring import MonitorService, TickReport
+from cafleet.application.pane_titles import PaneTitles
 from cafleet.application.ports import PanePresentation, ProcessIdentity, QueueDrains
 from cafleet.application.teardown import PaneTeardown
 from cafleet.domain.agent import Agent, CardKind
@@ -118,7 +119,8 @@ class StatefulDriver(CountingDriver, PanePresentation):
         return dict(self.states)
 
     def label(self, pane_id: str, label: str) -> None:
-        self.labels[self._existing(pane_id).pane_id] = label
+        super().label(pane_id, label)
+        self.labels[pane_id] = label
 
     def notify(self, title: str, body: str) -> None:
         if self.notify_fails is not None:
@@ -354,6 +356,7 @@ class MonitorFleet:
         process: FakeProcess | None = None,
         statuses: AgentStatusReader | None = None,
         drains: QueueDrains | None = None,
+        titles: PaneTitles | None = None,
     ) -> MonitorService:
         return MonitorService(
             self.store,
@@ -364,6 +367,7 @@ class MonitorFleet:
             stall_interval,
             statuses,
             drains=drains,
+            titles=titles,
         )
 
     def fleets(self) -> FleetService:

@@ -11,7 +11,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from cafleet.application.pane_steps import OneByOne
-from cafleet.application.ports import PaneBatches, PaneDriver, PaneDrivers, PaneLocks, Typing
+from cafleet.application.ports import (
+    PaneBatches,
+    PaneDriver,
+    PaneDrivers,
+    PaneLabels,
+    PaneLocks,
+    Typing,
+)
 from cafleet.domain.errors import CafleetError, Unavailable
 from cafleet.domain.panes import (
     Key,
@@ -40,6 +47,7 @@ class FakePane:
     detected: str | None = None  # the agent a herdr server detected in the pane
     blocked: bool = False  # herdr's state for it: waiting at an approval or question dialog
     marker: str = ""  # set by claim(), like tmux's pane option
+    title: str | None = None  # set by label(), like tmux's @cafleet-title
 
     def submitted(self) -> list[str]:
         """What an agent would have received as turns: text up to each Enter."""
@@ -53,7 +61,7 @@ class FakePane:
         return turns
 
 
-class FakePaneDriver(PaneDriver, PaneBatches):
+class FakePaneDriver(PaneDriver, PaneBatches, PaneLabels):
     def __init__(self, backend: Multiplexer = Multiplexer.TMUX) -> None:
         self.backend = backend
         self.panes: dict[str, FakePane] = {}
@@ -161,8 +169,12 @@ class FakePaneDriver(PaneDriver, PaneBatches):
         pane.marker = pane.marker or uuid.uuid4().hex
         return self._identity(pane)
 
+    def label(self, pane_id: str, label: str) -> None:
+        self._existing(pane_id).title = label
+
     def _info(self, pane: FakePane) -> PaneInfo:
-        return PaneInfo(pane.pane_id, pane.dead, pane.command, identity=self._identity(pane))
+        identity = self._identity(pane)
+        return PaneInfo(pane.pane_id, pane.dead, pane.command, identity=identity, title=pane.title)
 
     def _identity(self, pane: FakePane) -> str:
         return f"{self._epoch}:{pane.pane_id}:{pane.marker}"

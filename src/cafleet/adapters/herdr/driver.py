@@ -44,7 +44,13 @@ from cafleet.adapters.herdr.moves import MovedPanes
 from cafleet.adapters.herdr.turns import FinishedTurns
 from cafleet.adapters.pane_locks import runtime_directory
 from cafleet.adapters.private_files import create_private
-from cafleet.application.ports import AgentStates, PaneDriver, PanePresentation, ScreenWaits
+from cafleet.application.ports import (
+    AgentStates,
+    PaneDriver,
+    PaneLabels,
+    PanePresentation,
+    ScreenWaits,
+)
 from cafleet.domain.agent_profiles import letters_and_digits
 from cafleet.domain.errors import CafleetError, Unavailable
 from cafleet.domain.panes import Key, PaneGone, PaneInfo, PromptAnswer, without_escapes
@@ -138,7 +144,7 @@ class Layout:
         return bottom.pane_id, "down"
 
 
-class HerdrPaneDriver(PaneDriver, AgentStates, PanePresentation, ScreenWaits):
+class HerdrPaneDriver(PaneDriver, AgentStates, PaneLabels, PanePresentation, ScreenWaits):
     backend = Multiplexer.HERDR
 
     def __init__(
@@ -332,7 +338,13 @@ class HerdrPaneDriver(PaneDriver, AgentStates, PanePresentation, ScreenWaits):
             return None
         dead, command = foreground(process)
         return PaneInfo(
-            pane_id, dead, command, _agent(raw), foreground_argv(process), identity(raw, process)
+            pane_id,
+            dead,
+            command,
+            _agent(raw),
+            foreground_argv(process),
+            identity(raw, process),
+            _label(raw),
         )
 
     def claim(self, pane_id: str) -> str:
@@ -543,11 +555,16 @@ def pane_listing(result: Mapping[str, Any]) -> tuple[dict[str, PaneInfo], dict[s
         pane_id = raw.get("pane_id")
         if not isinstance(pane_id, str) or not pane_id:
             continue
-        panes[pane_id] = PaneInfo(pane_id, False, "", _agent(raw))
+        panes[pane_id] = PaneInfo(pane_id, False, "", _agent(raw), title=_label(raw))
         status = raw.get("agent_status")
         if isinstance(status, str):
             states[pane_id] = status
     return panes, states
+
+
+def _label(raw: Mapping[str, Any]) -> str | None:
+    label = raw.get("label")
+    return label if isinstance(label, str) and label else None
 
 
 def _agent(raw: Mapping[str, Any]) -> str | None:

@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 
 from cafleet.adapters.foreground import foreground_argv
-from cafleet.application.ports import PaneBatches, PaneDriver, Typing
+from cafleet.application.ports import PaneBatches, PaneDriver, PaneLabels, Typing
 from cafleet.domain.errors import CafleetError, Unavailable
 from cafleet.domain.panes import Key, PaneGone, PaneInfo, PromptAnswer
 from cafleet.domain.placement import Multiplexer, PaneLocation
@@ -33,15 +33,19 @@ MARKER_OPTION = "@cafleet-pane"  # a pane option: it lives and dies with its pan
 # the server's pid and start, the pane's first process and CAFleet's marker: a pane of a
 # later server that reuses the id differs in all of them
 IDENTITY_FORMAT = f"#{{pid}}.#{{start_time}}.#{{pane_pid}}.#{{{MARKER_OPTION}}}"
-PANE_FORMAT = (
+TITLE_OPTION = "@cafleet-title"  # a pane option: unlike the pane title, no program in the pane
+# can overwrite it with a terminal escape, so the border shows it where it is set
+BORDER_FORMAT = f"#{{?{TITLE_OPTION}, #{{{TITLE_OPTION}}} ,#{{pane_title}}}}"
+PANE_FORMAT = (  # the title last: it is the one field that may hold anything but a tab
     f"#{{pane_id}}\t#{{pane_dead}}\t#{{pane_current_command}}\t#{{pane_pid}}\t{IDENTITY_FORMAT}"
+    f"\t#{{{TITLE_OPTION}}}"
 )
 KEY_NAMES = {Key.ENTER: "Enter", Key.ESCAPE: "Escape"}
 _GONE_SIGNS = ("can't find pane", "no such pane", "can't find window")
 _UNREACHABLE_SIGNS = ("no server running", "error connecting to", "failed to connect")
 
 
-class TmuxPaneDriver(PaneDriver, PaneBatches):
+class TmuxPaneDriver(PaneDriver, PaneBatches, PaneLabels):
     backend = Multiplexer.TMUX
 
     def __init__(self, socket: str | None = None, binary: str | None = None) -> None:
@@ -191,6 +195,21 @@ class TmuxPaneDriver(PaneDriver, PaneBatches):
                 failed[pane] = error
         return printed, failed
 
+    def label(self, pane_id: str, label: str) -> None:
+        """The pane's title (select-pane -T) and TITLE_OPTION, in one call; the window's
+        border shows them unless the window already has border settings of its own (-o)."""
+        argv: list[str] = []
+        for command in (
+            ["set-option", "-p", "-t", pane_id, TITLE_OPTION, label],
+            ["select-pane", "-t", pane_id, "-T", label],  # with -T: titles, selects nothing
+            ["set-option", "-w", "-o", "-t", pane_id, "pane-border-status", "top"],
+            ["set-option", "-w", "-o", "-t", pane_id, "pane-border-format", BORDER_FORMAT],
+        ):
+            argv += [*map(_escape_trailing_semicolon, command), ";"]
+        code, _, stderr = self._call(argv[:-1])
+        if code != 0 and "already set" not in stderr:  # -o: the window's own choice stays
+            raise self._error("set-option", stderr, code, pane_id)
+
     def claim(self, pane_id: str) -> str:
         info = self.pane(pane_id)
         if info is None:
@@ -330,9 +349,10 @@ def _marked(stdout: str, token: str) -> list[str]:
 def _pane_rows(listing: str) -> Iterator[tuple[PaneInfo, int]]:
     """Each listed pane with the pid of its first process (0 when not reported)."""
     for line in listing.splitlines():
-        pane_id, dead, command, pid, identity = [*line.split("\t"), "", "", "", ""][:5]
+        fields = [*line.split("\t", 5), "", "", "", "", ""]
+        pane_id, dead, command, pid, identity, title = fields[:6]
         if pane_id:
-            info = PaneInfo(pane_id, dead == "1", command, identity=identity)
+            info = PaneInfo(pane_id, dead == "1", command, identity=identity, title=title or None)
             yield info, int(pid) if pid.isdigit() else 0
 
 

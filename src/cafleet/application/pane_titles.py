@@ -1,0 +1,67 @@
+"""PaneTitles: keeps each placed agent's pane title (domain/pane_titles.py) current where the
+multiplexer shows titles (the PaneLabels capability: tmux, herdr).
+
+A command that changes someone's mail (send, broadcast, ack, cancel) refreshes the panes of
+the agents concerned; the monitor and the relays refresh every pane they watch each round,
+which catches a status that changed by itself. A pane is titled only when what it shows
+differs (the listing reports the current title, so any process may refresh without knowing
+what another set), and only on this host: another host's relay titles its own panes. A title
+is cosmetic: nothing here ever fails its caller.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable
+
+from cafleet.application.agent_status import AgentStatusReader
+from cafleet.application.members import PaneSurvey
+from cafleet.application.ports import PaneDrivers, PaneLabels, UnitOfWorkFactory
+from cafleet.domain.errors import CafleetError
+from cafleet.domain.pane_titles import pane_title
+
+
+class PaneTitles:
+    def __init__(
+        self,
+        uow: UnitOfWorkFactory,
+        drivers: PaneDrivers,
+        statuses: AgentStatusReader | None = None,
+    ) -> None:
+        self._uow = uow
+        self._drivers = drivers
+        self._statuses = statuses
+
+    def refresh(self, agent_ids: Iterable[int]) -> int:
+        """Title the panes of these agents that live here; the number of titles changed."""
+        wanted = list(dict.fromkeys(agent_ids))
+        if not wanted:
+            return 0
+        try:
+            with self._uow() as uow:
+                placements = {
+                    agent_id: placement
+                    for agent_id, placement in uow.placements.for_agents(wanted).items()
+                    if placement.pane_id is not None and self._drivers.reaches(placement.host)
+                }
+                agents = {a: uow.agents.get(a) for a in placements}
+                unread = uow.messages.pending_counts(list(placements))
+        except CafleetError:
+            return 0
+        survey = PaneSurvey(self._drivers, self._statuses)
+        changed = 0
+        for agent_id, placement in placements.items():
+            agent, pane = agents[agent_id], survey.pane(placement)
+            if agent is None or pane is None or pane.dead or placement.pane_id is None:
+                continue  # never title a pane that is not (or no longer) the agent's
+            _, told, _ = survey.read(placement)
+            status = None if told is None else told.status
+            title = pane_title(agent.label, status, unread.get(agent_id, 0))
+            if pane.title == title:
+                continue
+            with contextlib.suppress(CafleetError):
+                driver = self._drivers(placement.backend, placement.socket, placement.host)
+                if isinstance(driver, PaneLabels):
+                    driver.label(placement.pane_id, title)
+                    changed += 1
+        return changed
