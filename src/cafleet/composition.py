@@ -312,6 +312,7 @@ class Components:
             self.launch_pads,
             self.settings.profiles,
             self.relay_client,
+            titles=self.pane_titles(),
         )
 
     def member_removal(self) -> MemberRemoval:

@@ -1,12 +1,14 @@
 """Pane titles on a real tmux server: `message send` titles the recipient's pane with its
 name and unread count, `ack` brings the count down; the title lives in a pane option that a
-program in the pane cannot overwrite, and the window's border shows it unless the window has
-border settings of its own."""
+program in the pane cannot overwrite (the border a spawn turns on shows it: panes/
+test_panes_spawn.py)."""
 
 from __future__ import annotations
 
 import pytest
 from tests.support.cli_messages import Messages
+
+from cafleet.adapters.tmux.driver import BORDER_FORMAT
 
 
 @pytest.fixture
@@ -36,9 +38,6 @@ def test_mail_titles_the_recipients_pane_and_reading_it_counts_down(
 
     assert after_two == f"coder #{coder} · 2 unread|coder #{coder} · 2 unread"
     assert shown(tmux, pane, "#{@cafleet-title}") == f"coder #{coder} · 1 unread"
-    assert shown(tmux, pane, "#{pane-border-status}") == "top"
-    border = shown(tmux, pane, "#{E:pane-border-format}")
-    assert border.strip() == f"coder #{coder} · 1 unread"
 
 
 def test_a_program_renaming_its_pane_does_not_hide_the_title(
@@ -51,18 +50,18 @@ def test_a_program_renaming_its_pane_does_not_hide_the_title(
     tmux.run("select-pane", "-t", pane, "-T", "something the agent set")  # as an OSC 2 would
 
     assert shown(tmux, pane, "#{@cafleet-title}") == f"coder #{coder} · 1 unread"
+    tmux.run("set-option", "-w", "-t", pane, "pane-border-format", BORDER_FORMAT)
     assert shown(tmux, pane, "#{E:pane-border-format}").strip() == f"coder #{coder} · 1 unread"
 
 
-def test_a_window_with_its_own_border_settings_keeps_them(msg, fleet, add_member, migrated, tmux):
-    coder = add_member(fleet, "coder")
-    pane = pane_of(migrated, coder)
-    tmux.run("set-option", "-w", "-t", pane, "pane-border-status", "off")
+def test_one_send_titles_every_recipient_of_a_broadcast(msg, fleet, add_member, migrated, tmux):
+    members = {name: add_member(fleet, name) for name in ("a", "b", "c")}
 
-    msg.send(fleet.director, coder, "one")
+    msg.ok("broadcast", fleet.director, "--text", "standup")
 
-    assert shown(tmux, pane, "#{pane-border-status}") == "off"
-    assert shown(tmux, pane, "#{@cafleet-title}") == f"coder #{coder} · 1 unread"
+    for name, agent in members.items():
+        title = shown(tmux, pane_of(migrated, agent), "#{@cafleet-title}")
+        assert title == f"{name} #{agent} · 1 unread"
 
 
 def test_a_message_to_an_agent_without_a_pane_titles_nothing(msg, fleet, add_member, tmux):

@@ -497,3 +497,27 @@ def test_existing_messages_are_indexed_for_search_and_later_changes_follow(tmp_p
         assert found(conn, "harbour") == []
         assert conn.execute("INSERT INTO tasks_fts(tasks_fts) VALUES ('integrity-check')")
     conn.close()
+
+
+def test_search_ranks_only_the_newest_matches_of_a_common_query(tmp_path):
+    """Past `ranked` matches, the older ones are not ranked at all: a query found in most
+    messages costs what one found in a few does (RANKED_MATCHES in use)."""
+    from cafleet.adapters.sqlite.search import search_statement
+    from cafleet.domain.search import SearchQuery
+
+    path = tmp_path / "old.db"
+    old_database_with_messages(path, "head", ("deploy deploy deploy", "summary", "deploy once"))
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "INSERT INTO tasks (task_id, context_id, from_agent_id, to_agent_id, type,"
+            " created_at, status_state, status_timestamp, text)"
+            " VALUES (4, 2, 1, 2, 'unicast', 't', 'x', 't', 'deploy later')"
+        )
+
+        def ids(ranked):
+            sql, params = search_statement(1, SearchQuery("deploy"), None, 0, 10, ranked)
+            return [row[0] for row in conn.execute(sql, params)]
+
+        assert ids(100) == [1, 4, 3]  # all ranked: the best match first
+        assert ids(2) == [4, 3]  # only the two newest matches are ranked
+    conn.close()

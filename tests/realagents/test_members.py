@@ -82,6 +82,18 @@ def test_a_member_talks_through_cafleet_and_leaves_nothing_behind(
               str(fleet.director), "--text", "ping 2")  # fmt: skip
     fleet.wait_for_texts({"pong 2"})
 
+    # its pane's border reads its name, status and unread count, whatever title the agent
+    # sets itself; the member's own ack brought the count back to 0
+    def title() -> str:
+        return agent_tmux.run("display-message", "-p", "-t", pane, "#{@cafleet-title}").strip()
+
+    deadline = time.monotonic() + REPLY_TIMEOUT
+    while not title().endswith(" · 0 unread"):
+        assert time.monotonic() < deadline, title()
+        time.sleep(0.3)
+    border = agent_tmux.run("display-message", "-p", "-t", pane, "#{E:pane-border-format}")
+    assert border.strip() == title() and title().startswith(f"worker #{member} · "), border
+
     # the spawn prompt went to the model alone, never glued to a preview
     assert all("[cafleet msg" not in text for text in first_prompts(model_server, since, "You are"))
 

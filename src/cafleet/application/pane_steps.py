@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from cafleet.application.ports import PaneBatches, PaneDriver, Typing
 from cafleet.domain.errors import CafleetError
@@ -49,3 +49,16 @@ class OneByOne(PaneBatches):
             except CafleetError as exc:
                 failures[pane] = exc
         return failures
+
+
+def label_each(
+    label: Callable[[str, str], None], titles: Mapping[str, str]
+) -> dict[str, CafleetError]:
+    """PaneLabels.label_all for a multiplexer that titles one pane per call."""
+    failures: dict[str, CafleetError] = {}
+    for pane, title in titles.items():
+        try:
+            label(pane, title)
+        except CafleetError as exc:
+            failures[pane] = exc
+    return failures

@@ -11,7 +11,6 @@ is cosmetic: nothing here ever fails its caller.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterable
 
 from cafleet.application.agent_status import AgentStatusReader
@@ -19,6 +18,9 @@ from cafleet.application.members import PaneSurvey
 from cafleet.application.ports import PaneDrivers, PaneLabels, UnitOfWorkFactory
 from cafleet.domain.errors import CafleetError
 from cafleet.domain.pane_titles import pane_title
+from cafleet.domain.placement import Multiplexer
+
+Server = tuple[Multiplexer, str | None, str | None]  # backend, socket, host
 
 
 class PaneTitles:
@@ -49,7 +51,7 @@ class PaneTitles:
         except CafleetError:
             return 0
         survey = PaneSurvey(self._drivers, self._statuses)
-        changed = 0
+        wanted_titles: dict[Server, dict[str, str]] = {}
         for agent_id, placement in placements.items():
             agent, pane = agents[agent_id], survey.pane(placement)
             if agent is None or pane is None or pane.dead or placement.pane_id is None:
@@ -57,11 +59,17 @@ class PaneTitles:
             _, told, _ = survey.read(placement)
             status = None if told is None else told.status
             title = pane_title(agent.label, status, unread.get(agent_id, 0))
-            if pane.title == title:
-                continue
-            with contextlib.suppress(CafleetError):
-                driver = self._drivers(placement.backend, placement.socket, placement.host)
-                if isinstance(driver, PaneLabels):
-                    driver.label(placement.pane_id, title)
-                    changed += 1
-        return changed
+            if pane.title != title:
+                server = (placement.backend, placement.socket, placement.host)
+                wanted_titles.setdefault(server, {})[placement.pane_id] = title
+        return sum(self._label(server, titles) for server, titles in wanted_titles.items())
+
+    def _label(self, server: Server, titles: dict[str, str]) -> int:
+        """Every title of one multiplexer server in one go; how many were set."""
+        try:
+            driver = self._drivers(*server)
+            if not isinstance(driver, PaneLabels):
+                return 0
+            return len(titles) - len(driver.label_all(titles))
+        except CafleetError:
+            return 0

@@ -546,6 +546,11 @@ class PaneLabels(Protocol):
         """Title the pane; a later call replaces the title."""
         ...
 
+    def label_all(self, titles: Mapping[str, str]) -> dict[str, CafleetError]:
+        """Title each pane (pane id -> title), in as few calls as the multiplexer allows;
+        the panes that failed, and why."""
+        ...
+
 
 @runtime_checkable
 class PanePresentation(Protocol):

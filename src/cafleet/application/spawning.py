@@ -17,6 +17,7 @@ from pathlib import Path
 
 from cafleet.application.identity import proven
 from cafleet.application.lookups import refuse_deleted_fleet
+from cafleet.application.pane_titles import PaneTitles
 from cafleet.application.ports import (
     Clock,
     LaunchPad,
@@ -149,6 +150,7 @@ class MemberSpawner:
         pads: LaunchPads,
         profiles: AgentProfiles | None = None,
         relay: RelayClient | None = None,
+        titles: PaneTitles | None = None,
     ) -> None:
         self._uow = uow
         self._clock = clock
@@ -160,6 +162,7 @@ class MemberSpawner:
         self._profiles = profiles or AgentProfiles()
         self._watcher = StartWatcher(clock)
         self._relay = relay  # None: a member is only ever spawned on this host
+        self._titles = titles  # None: the pane keeps the title it was spawned with
 
     def create(self, request: MemberRequest) -> MemberCreated:
         """Spawn on this host, or ask the relay of the host the pane must open on (after
@@ -214,7 +217,10 @@ class MemberSpawner:
             ) from exc
         recorded = self._record_pane(driver, placement, pane_id, request, agent, pad)
         _label(driver, pane_id, agent)
-        return MemberCreated(agent, self._await_ready(driver, pad, recorded, checked, prompt))
+        ready = self._await_ready(driver, pad, recorded, checked, prompt)
+        if self._titles is not None:  # no longer starting: the title says what it does now
+            self._titles.refresh([agent.agent_id])
+        return MemberCreated(agent, ready)
 
     def _launcher(
         self,

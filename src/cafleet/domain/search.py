@@ -17,6 +17,9 @@ from cafleet.domain.message import Message
 HIGHLIGHT = ("«", "»")  # around each matched word in a snippet
 DEFAULT_LIMIT = 20
 SNIPPET_WORDS = 12
+# a query matching more messages than this ranks the newest of them only: ranking reads every
+# match, and an old message that merely mentions a common word is rarely the one sought
+RANKED_MATCHES = 5000
 
 
 @dataclass(frozen=True)

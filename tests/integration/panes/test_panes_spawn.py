@@ -217,6 +217,23 @@ def test_the_webui_token_reaches_no_member_environment_and_no_tmux_command_line(
     assert WEBUI_TOKEN not in fleet.tmux.run("show-environment", "-g")
 
 
+def test_the_window_border_shows_each_member_s_title_and_a_window_s_own_border_stays(
+    pane_fleet: PaneFleet,
+) -> None:
+    fleet = pane_fleet
+    first = fleet.create_member("first", wait_ready=False)
+    fleet.tmux.run("set-option", "-w", "-t", first.pane, "pane-border-format", "mine")
+    second = fleet.create_member("second", wait_ready=False)
+
+    def shown(pane: str, fmt: str) -> str:
+        return fleet.tmux.run("display-message", "-p", "-t", pane, fmt)
+
+    assert shown(first.pane, "#{pane-border-status}") == "top"
+    assert shown(second.pane, "#{pane-border-format}") == "mine"  # set by the person: kept
+    assert shown(first.pane, "#{@cafleet-title}").startswith(f"first #{first.agent_id} · ")
+    assert shown(second.pane, "#{@cafleet-title}").startswith(f"second #{second.agent_id} · ")
+
+
 def test_director_keeps_the_left_column_and_members_stack_newest_on_top(
     pane_fleet: PaneFleet,
 ) -> None:
@@ -228,13 +245,13 @@ def test_director_keeps_the_left_column_and_members_stack_newest_on_top(
     assert set(panes) == {fleet.director_pane, first.pane, second.pane}
     director = panes[fleet.director_pane]
     assert director["left"] == "0"
-    assert director["top"] == "0"
-    assert director["height"] == "60"  # main-vertical: the full height of the window
+    assert director["top"] == "1"  # row 0 is the border that shows the panes' titles
+    assert director["height"] == "59"  # main-vertical: the full height of the window
     column = int(director["width"]) + 1  # one column of border
     for member in (first, second):
         assert int(panes[member.pane]["left"]) == column
-    assert panes[second.pane]["top"] == "0"  # newest on top
-    assert int(panes[first.pane]["top"]) > 0
+    assert panes[second.pane]["top"] == "1"  # newest on top
+    assert int(panes[first.pane]["top"]) > 1
 
     # Removing a member re-applies the layout: the survivor takes the whole right column.
     fleet.ok(
@@ -249,8 +266,8 @@ def test_director_keeps_the_left_column_and_members_stack_newest_on_top(
     panes = fleet.tmux.panes()
     assert set(panes) == {fleet.director_pane, first.pane}
     assert panes[fleet.director_pane]["left"] == "0"
-    assert panes[first.pane]["top"] == "0"
-    assert panes[first.pane]["height"] == "60"
+    assert panes[first.pane]["top"] == "1"
+    assert panes[first.pane]["height"] == "59"
 
 
 def test_the_documented_console_script_command_is_recognised_as_the_agent(

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
-from cafleet.application.pane_steps import OneByOne
+from cafleet.application.pane_steps import OneByOne, label_each
 from cafleet.application.ports import (
     PaneBatches,
     PaneDriver,
@@ -171,6 +171,10 @@ class FakePaneDriver(PaneDriver, PaneBatches, PaneLabels):
 
     def label(self, pane_id: str, label: str) -> None:
         self._existing(pane_id).title = label
+
+    def label_all(self, titles: Mapping[str, str]) -> dict[str, CafleetError]:
+        self.batches.append("label_all")
+        return label_each(self.label, titles)
 
     def _info(self, pane: FakePane) -> PaneInfo:
         identity = self._identity(pane)

@@ -44,6 +44,7 @@ from cafleet.adapters.herdr.moves import MovedPanes
 from cafleet.adapters.herdr.turns import FinishedTurns
 from cafleet.adapters.pane_locks import runtime_directory
 from cafleet.adapters.private_files import create_private
+from cafleet.application.pane_steps import label_each
 from cafleet.application.ports import (
     AgentStates,
     PaneDriver,
@@ -245,6 +246,9 @@ class HerdrPaneDriver(PaneDriver, AgentStates, PaneLabels, PanePresentation, Scr
 
     def label(self, pane_id: str, label: str) -> None:
         self._client.call("pane.rename", {"pane_id": pane_id, "label": label})
+
+    def label_all(self, titles: Mapping[str, str]) -> dict[str, CafleetError]:
+        return label_each(self.label, titles)  # herdr renames one pane per request
 
     def notify(self, title: str, body: str) -> None:
         self._client.call("notification.show", {"title": title, "body": body, "sound": "request"})

@@ -1,7 +1,8 @@
 """Message search on PostgreSQL's text search (the GIN index of migration 0011): the `simple`
 configuration (words as written, no stemming, as SQLite's FTS5 tokenizer reads them), a
 plain query through `plainto_tsquery` (every word must occur; no syntax), a raw one through
-`to_tsquery`; ranked by `ts_rank`, the snippet from `ts_headline`.
+`to_tsquery`; the newest RANKED_MATCHES matches ranked by `ts_rank`, the snippet from
+`ts_headline` (for the page returned only).
 """
 
 from __future__ import annotations
@@ -14,7 +15,13 @@ from sqlalchemy.exc import DBAPIError
 from cafleet.adapters.sqlite import rows
 from cafleet.domain.errors import Invalid
 from cafleet.domain.message import MessageType
-from cafleet.domain.search import HIGHLIGHT, SNIPPET_WORDS, SearchHit, SearchQuery
+from cafleet.domain.search import (
+    HIGHLIGHT,
+    RANKED_MATCHES,
+    SNIPPET_WORDS,
+    SearchHit,
+    SearchQuery,
+)
 
 _SYNTAX = {"42601", "22023"}  # syntax error, invalid parameter value (a malformed tsquery)
 _VECTOR = "to_tsvector('simple', t.text)"
@@ -28,29 +35,36 @@ def search(
     conn: Connection, fleet_id: int, query: SearchQuery, offset: int, limit: int
 ) -> list[SearchHit]:
     parse = "to_tsquery" if query.raw else "plainto_tsquery"
-    sql = (
-        f"SELECT t.*, ts_rank({_VECTOR}, q) AS score,"
-        f" ts_headline('simple', t.text, q, :headline) AS snippet"
-        f" FROM tasks t JOIN agents a ON a.agent_id = t.context_id,"
-        f" {parse}('simple', :query) q"
-        f" WHERE {_VECTOR} @@ q AND a.fleet_id = :fleet AND t.type != :summary"
+    matching = (
+        f"SELECT t.task_id FROM tasks t JOIN agents a ON a.agent_id = t.context_id, asked"
+        f" WHERE {_VECTOR} @@ asked.q AND a.fleet_id = :fleet AND t.type != :summary"
     )
     params: dict[str, Any] = {
         "headline": _HEADLINE,
         "query": query.text,
         "fleet": fleet_id,
         "summary": MessageType.BROADCAST_SUMMARY.value,
+        "ranked": RANKED_MATCHES,
     }
     if query.from_agent_id is not None:
-        sql += " AND t.from_agent_id = :sender"
+        matching += " AND t.from_agent_id = :sender"
         params["sender"] = query.from_agent_id
     if query.to_agent_id is not None:
-        sql += " AND t.to_agent_id = :recipient"
+        matching += " AND t.to_agent_id = :recipient"
         params["recipient"] = query.to_agent_id
     if query.since is not None:
-        sql += " AND t.created_at >= :since"
+        matching += " AND t.created_at >= :since"
         params["since"] = rows.ts(query.since)
-    sql += " ORDER BY score DESC, t.task_id DESC LIMIT :limit OFFSET :offset"
+    # the newest RANKED_MATCHES matches are ranked; the snippets only for the page returned
+    sql = (
+        f"WITH asked AS (SELECT {parse}('simple', :query) AS q),"
+        f" newest AS ({matching} ORDER BY t.task_id DESC LIMIT :ranked),"
+        f" ranked AS (SELECT t.*, ts_rank({_VECTOR}, asked.q) AS score"
+        f" FROM newest JOIN tasks t ON t.task_id = newest.task_id, asked"
+        f" ORDER BY score DESC, t.task_id DESC LIMIT :limit OFFSET :offset)"
+        f" SELECT ranked.*, ts_headline('simple', ranked.text, asked.q, :headline) AS snippet"
+        f" FROM ranked, asked ORDER BY ranked.score DESC, ranked.task_id DESC"
+    )
     try:
         found = conn.execute(text(sql), {**params, "limit": limit, "offset": offset})
     except DBAPIError as exc:

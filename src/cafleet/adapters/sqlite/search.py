@@ -3,7 +3,8 @@
 
 A plain query becomes each word as a quoted FTS5 string (a `"` doubled), so nothing the user
 typed is read as FTS5 syntax; a raw query is passed as it is. Ranking is FTS5's bm25 (lower
-is better: the score is its negation), the snippet FTS5's own.
+is better: the score is its negation), the snippet FTS5's own. Ranking reads every match it
+ranks, so only the newest RANKED_MATCHES matches are ranked.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 from cafleet.adapters.sqlite.direct.statements import COLUMNS
 from cafleet.domain.errors import Invalid
 from cafleet.domain.message import MessageType
-from cafleet.domain.search import HIGHLIGHT, SNIPPET_WORDS, SearchQuery
+from cafleet.domain.search import HIGHLIGHT, RANKED_MATCHES, SNIPPET_WORDS, SearchQuery
 
 
 def fts5_match(query: SearchQuery) -> str:
@@ -24,14 +25,20 @@ def fts5_match(query: SearchQuery) -> str:
 
 
 def search_statement(
-    fleet_id: int, query: SearchQuery, since: str | None, offset: int, limit: int
+    fleet_id: int,
+    query: SearchQuery,
+    since: str | None,
+    offset: int,
+    limit: int,
+    ranked: int = RANKED_MATCHES,
 ) -> tuple[str, list[Any]]:
     """The statement and its parameters: the fleet's messages (summaries left out) that
-    match, best first; each row has the task's columns, then `score` and `snippet`."""
+    match, best first; each row has the task's columns, then `score` and `snippet`. Only
+    the newest `ranked` matches are ranked (the floor: the oldest of them), so a word
+    found in most messages costs no more than one found in a few thousand."""
     columns = ", ".join(f"t.{c}" for c in COLUMNS["tasks"])
     snippet = f"snippet(tasks_fts, 0, '{HIGHLIGHT[0]}', '{HIGHLIGHT[1]}', '…', {SNIPPET_WORDS})"
-    sql = (
-        f"SELECT {columns}, -bm25(tasks_fts) AS score, {snippet} AS snippet"
+    matching = (
         " FROM tasks_fts JOIN tasks t ON t.task_id = tasks_fts.rowid"
         " JOIN agents a ON a.agent_id = t.context_id"
         " WHERE tasks_fts MATCH ? AND a.fleet_id = ? AND t.type != ?"
@@ -43,10 +50,18 @@ def search_statement(
         ("t.created_at >= ?", since),
     ):
         if value is not None:
-            sql += f" AND {column}"
+            matching += f" AND {column}"
             params.append(value)
-    sql += " ORDER BY bm25(tasks_fts), t.task_id DESC LIMIT ? OFFSET ?"
-    return sql, [*params, limit, offset]
+    floor = (
+        f"SELECT coalesce(min(rowid), 0) FROM (SELECT tasks_fts.rowid AS rowid{matching}"
+        " ORDER BY tasks_fts.rowid DESC LIMIT ?)"
+    )
+    sql = (
+        f"SELECT {columns}, -bm25(tasks_fts) AS score, {snippet} AS snippet{matching}"
+        f" AND tasks_fts.rowid >= ({floor})"
+        " ORDER BY bm25(tasks_fts), t.task_id DESC LIMIT ? OFFSET ?"
+    )
+    return sql, [*params, *params, ranked, limit, offset]
 
 
 _QUERY_SIGNS = ("fts5", "syntax error", "no such column", "unterminated string")

@@ -71,6 +71,8 @@ class TmuxPaneDriver(PaneDriver, PaneBatches, PaneLabels):
             *argv,
         ).strip()
         self.relayout(beside)
+        with contextlib.suppress(PaneGone, Unavailable):  # cosmetic: never fail a spawn
+            self.show_titles(pane_id)
         return pane_id
 
     def type_text(self, pane_id: str, text: str) -> None:
@@ -196,19 +198,31 @@ class TmuxPaneDriver(PaneDriver, PaneBatches, PaneLabels):
         return printed, failed
 
     def label(self, pane_id: str, label: str) -> None:
-        """The pane's title (select-pane -T) and TITLE_OPTION, in one call; the window's
-        border shows them unless the window already has border settings of its own (-o)."""
-        argv: list[str] = []
-        for command in (
-            ["set-option", "-p", "-t", pane_id, TITLE_OPTION, label],
-            ["select-pane", "-t", pane_id, "-T", label],  # with -T: titles, selects nothing
-            ["set-option", "-w", "-o", "-t", pane_id, "pane-border-status", "top"],
-            ["set-option", "-w", "-o", "-t", pane_id, "pane-border-format", BORDER_FORMAT],
-        ):
-            argv += [*map(_escape_trailing_semicolon, command), ";"]
-        code, _, stderr = self._call(argv[:-1])
-        if code != 0 and "already set" not in stderr:  # -o: the window's own choice stays
-            raise self._error("set-option", stderr, code, pane_id)
+        failed = self.label_all({pane_id: label})
+        if failed:
+            raise failed[pane_id]
+
+    def label_all(self, titles: Mapping[str, str]) -> dict[str, CafleetError]:
+        """TITLE_OPTION (which the border shows, see show_titles) and the pane title, every
+        pane's in one chained call."""
+        _, failed = self._chained(
+            [
+                (pane, [
+                    ["set-option", "-p", "-t", pane, TITLE_OPTION, title],
+                    ["select-pane", "-t", pane, "-T", title],  # with -T: selects nothing
+                ])
+                for pane, title in titles.items()
+            ]
+        )  # fmt: skip
+        return failed
+
+    def show_titles(self, pane_id: str) -> None:
+        """The border of the pane's window shows each pane's TITLE_OPTION, unless the window
+        has border settings of its own (-o: never replaced)."""
+        for option, value in (("pane-border-status", "top"), ("pane-border-format", BORDER_FORMAT)):
+            code, _, stderr = self._call(["set-option", "-w", "-o", "-t", pane_id, option, value])
+            if code != 0 and "already set" not in stderr:
+                raise self._error("set-option", stderr, code, pane_id)
 
     def claim(self, pane_id: str) -> str:
         info = self.pane(pane_id)
