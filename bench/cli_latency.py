@@ -35,7 +35,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from docs_section import replace_marked
+from docs_section import replace_marked, reproduce_lines
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OURS = REPO_ROOT / ".venv" / "bin" / "cafleet"
@@ -634,11 +634,7 @@ def render(report: Report, args: argparse.Namespace) -> str:
             "",
             floor_table(report.floors),
             "",
-            "Reproduce (from the repository root):",
-            "",
-            "```bash",
-            reproduce_command(args),
-            "```",
+            *reproduce_lines(reproduce_command(args)),
         ]
     )
 

@@ -47,7 +47,7 @@ from typing import Any, BinaryIO, Protocol
 
 import cli_latency
 import push_latency as push
-from docs_section import replace_marked
+from docs_section import replace_marked, reproduce_lines
 
 sys.path.insert(0, str(push.REPO_ROOT / "tests"))
 from support.postgres import PostgresError, PostgresServer, find_bindir
@@ -508,11 +508,7 @@ def render(report: Report, args: argparse.Namespace) -> str:
                 else []
             ),
             "",
-            "Reproduce (from the repository root):",
-            "",
-            "```bash",
-            reproduce_command(args),
-            "```",
+            *reproduce_lines(reproduce_command(args)),
         ]
     )
 

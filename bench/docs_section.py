@@ -19,3 +19,8 @@ def replace_marked(docs: Path, start_mark: str, end_mark: str, block: str, headi
         docs.write_text(text.rstrip("\n") + "\n\n" + block + "\n")
         return
     docs.write_text(text[:start] + block + text[end + len(end_mark) :])
+
+
+def reproduce_lines(command: str) -> list[str]:
+    """The lines that end a results block: how to run the benchmark again."""
+    return ["Reproduce (from the repository root):", "", "```bash", command, "```"]

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from docs_section import replace_marked
+from docs_section import replace_marked, reproduce_lines
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OURS_PYTHON = REPO_ROOT / ".venv" / "bin" / "python"
@@ -708,11 +708,7 @@ def render(samples: Samples, args: argparse.Namespace, machine: list[str], notes
         "",
         *READING_NOTES,
         "",
-        "Reproduce (from the repository root):",
-        "",
-        "```bash",
-        reproduce_command(args),
-        "```",
+        *reproduce_lines(reproduce_command(args)),
         END_MARK,
     ]
     return "\n".join(parts)

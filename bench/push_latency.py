@@ -46,7 +46,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from docs_section import replace_marked
+from docs_section import replace_marked, reproduce_lines
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OURS = REPO_ROOT / ".venv" / "bin" / "cafleet"
@@ -684,11 +684,7 @@ def render(
             "",
             *comparison_lines(latency, broadcasts),
             "",
-            "Reproduce (from the repository root):",
-            "",
-            "```bash",
-            reproduce_command(args),
-            "```",
+            *reproduce_lines(reproduce_command(args)),
         ]
     )
 

@@ -21,14 +21,16 @@ function seed() {
     monitor: { interval_seconds: 720, last_ping_at: null, enabled: true },
     agent_status: null,
     agent_status_since: null,
+    coding_agent: "claude",
+    unread: 0,
     ...extra,
   });
   const agents: Agent[] = [
     agent(1, "Director", { kind: "director", description: "Root Director for this fleet", monitor: { interval_seconds: 180, last_ping_at: iso(-40), enabled: true } }),
-    agent(2, "Administrator", { kind: "administrator", monitor: null, description: "Built-in administrator agent for fleet 1" }),
+    agent(2, "Administrator", { kind: "administrator", monitor: null, coding_agent: null, description: "Built-in administrator agent for fleet 1" }),
     agent(3, "coder", { description: "Writes code", agent_status: "working", agent_status_since: iso(-130) }),
     agent(4, "code reviewer", { description: "Reviews pull requests", monitor: { interval_seconds: 720, last_ping_at: null, enabled: false }, agent_status: "waiting", agent_status_since: iso(-45) }),
-    agent(5, "old-helper", { status: "deregistered", monitor: null }),
+    agent(5, "old-helper", { status: "deregistered", monitor: null, coding_agent: null }),
   ];
   const fleetOf = new Map<number, number>([[1, 1], [2, 1], [3, 1], [4, 1], [5, 1]]);
   return { fleets, agents, fleetOf, messages: [] as Message[], nextTask: 1 };
@@ -36,7 +38,14 @@ function seed() {
 
 type Db = ReturnType<typeof seed>;
 
-function addMessage(db: Db, from: number, to: number | null, body: string, origin: number | null): Message {
+function addMessage(
+  db: Db,
+  from: number,
+  to: number | null,
+  body: string,
+  origin: number | null,
+  inReplyTo: number | null = null,
+): Message {
   const name = (id: number | null) => db.agents.find((a) => a.agent_id === id)?.name ?? null;
   const delivery: Delivery | null =
     to === null
@@ -50,8 +59,10 @@ function addMessage(db: Db, from: number, to: number | null, body: string, origi
           attempted_at: iso(),
           confirmed_at: to === 3 ? iso() : null,
         };
+  const taskId = db.nextTask++;
+  const answered = db.messages.find((m) => m.task_id === inReplyTo);
   const m: Message = {
-    task_id: db.nextTask++,
+    task_id: taskId,
     from_agent_id: from,
     from_agent_name: name(from),
     to_agent_id: to,
@@ -64,6 +75,9 @@ function addMessage(db: Db, from: number, to: number | null, body: string, origi
     body,
     delivery,
     deliveries: delivery ? [delivery] : [],
+    sender_verified: false,
+    in_reply_to: answered ? answered.task_id : null,
+    thread_id: answered ? answered.thread_id : taskId,
   };
   db.messages.push(m);
   return m;
@@ -84,6 +98,23 @@ function seedMessages(db: Db): void {
   const first = db.messages[0];
   if (first) Object.assign(first, { status: "completed", status_timestamp: iso(-30) });
   broadcast(db, 1, "Stand-up in 5 minutes.");
+}
+
+/** A made-up terminal screen with colours, a little different every second. */
+function fakeScreen(agent: Agent): string {
+  const t = new Date().toISOString().slice(11, 19);
+  return [
+    `\x1b[1;34m${agent.name}\x1b[0m \x1b[2m(${agent.coding_agent ?? "no agent"})\x1b[0m`,
+    `\x1b[32m✓\x1b[0m 12 tests passed  \x1b[33m!\x1b[0m 1 warning`,
+    `\x1b[38;5;208mbuilding\x1b[0m \x1b[38;2;120;160;255mstep 3/5\x1b[0m`,
+    `\x1b[7m ${t} \x1b[0m <not markup> & more`,
+  ].join("\n");
+}
+
+/** `«word»` around the first occurrence of the query in the body. */
+function snippetOf(body: string, q: string): string {
+  const at = body.toLowerCase().indexOf(q.toLowerCase());
+  return at < 0 ? body : `${body.slice(0, at)}«${body.slice(at, at + q.length)}»${body.slice(at + q.length)}`;
 }
 
 async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
@@ -125,8 +156,32 @@ export function mockApi(): Plugin {
             res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" });
             res.write(": connected\n\n");
             streams.add(res);
-            req.on("close", () => streams.delete(res));
+            const watched = (url.searchParams.get("watch") ?? "")
+              .split(",")
+              .map(Number)
+              .flatMap((id) => inFleet.filter((a) => a.agent_id === id));
+            const panes = setInterval(() => {
+              for (const a of watched) {
+                const frame = a.coding_agent
+                  ? { fleet_id: fleetId, agent_id: a.agent_id, ansi: fakeScreen(a), captured_at: iso() }
+                  : { fleet_id: fleetId, agent_id: a.agent_id, error: `agent ${a.agent_id} has no pane`, captured_at: iso() };
+                res.write(`event: pane\ndata: ${JSON.stringify(frame)}\n\n`);
+              }
+            }, 1000);
+            req.on("close", () => {
+              clearInterval(panes);
+              streams.delete(res);
+            });
             return;
+          }
+          if (url.pathname === "/search") {
+            const q = (url.searchParams.get("q") ?? "").trim();
+            if (!q) return send(422, { detail: [{ msg: "q may not be empty" }] });
+            const hits = db.messages
+              .filter((m) => visible(m) && m.body.toLowerCase().includes(q.toLowerCase()))
+              .reverse()
+              .map((message) => ({ message, score: 1, snippet: snippetOf(message.body, q) }));
+            return send(200, { hits });
           }
           if (url.pathname === "/agents") return send(200, { agents: inFleet });
           if (url.pathname === "/monitor") return send(200, runtime);
@@ -144,7 +199,8 @@ export function mockApi(): Plugin {
             }
             const to = inFleet.find((a) => a.agent_id === body["to_agent_id"] && a.status === "active");
             if (!to) return send(404, { detail: "Agent not found" });
-            const m = addMessage(db, admin.agent_id, to.agent_id, text, null);
+            const replyTo = typeof body["in_reply_to"] === "number" ? body["in_reply_to"] : null;
+            const m = addMessage(db, admin.agent_id, to.agent_id, text, null, replyTo);
             emit("message");
             return send(200, { task_id: m.task_id, status: m.status });
           }

@@ -40,6 +40,7 @@ from cafleet.application.members import MemberService
 from cafleet.application.messaging import MessagingService
 from cafleet.application.monitoring import MonitorService
 from cafleet.application.pane_titles import PaneTitles
+from cafleet.application.pane_watch import PaneWatch, screens_of
 from cafleet.application.receipts import ReceiptReader
 from cafleet.application.relay import RelayClient
 from cafleet.application.teardown import PaneTeardown
@@ -145,6 +146,8 @@ class Container(containers.DeclarativeContainer):
     admin = providers.Factory(
         AdminService, uow, clock, process, fleets, messaging, monitor, members
     )
+    # the admin server's live panes: one capture per tick per watched pane, for every page
+    pane_watch = providers.Singleton(PaneWatch, providers.Callable(screens_of, member_panes), clock)
 
 
 def build_container(settings: Settings) -> Container:

@@ -381,7 +381,9 @@ def test_dashboard_screenshot(web_fleet: WebFleet, open_page: OpenPage, tmp_path
     expect(stand_up.locator(".chip.ack")).to_have_count(2, timeout=20_000)
     expect(page.locator(".entry").filter(has_text="pong 1")).to_be_visible(timeout=20_000)
     page.locator(f'.sidebar [data-agent-id="{coder}"]').click()
-    expect(page.get_by_test_id("agent-drawer").locator(".message-row").first).to_be_visible()
+    drawer = page.get_by_test_id("agent-drawer")
+    expect(drawer.locator(".message-row").first).to_be_visible()
+    expect(drawer.get_by_test_id("live-pane")).to_contain_text("You are coder.")
     page.mouse.move(0, 0)
     shot = tmp_path / "dashboard.png"
     page.screenshot(path=str(shot))

@@ -7,6 +7,7 @@ import type {
   MonitorConfig,
   MonitorPatch,
   MonitorRuntime,
+  SearchHit,
   SendResult,
 } from "./types";
 
@@ -96,10 +97,19 @@ export const api = {
       body: patch,
     }),
 
-  send: (fleetId: number, to: number | "*", text: string) =>
+  /** `inReplyTo`: a message the Administrator sent or received, whose thread it joins. */
+  send: (fleetId: number, to: number | "*", text: string, inReplyTo: number | null = null) =>
     request<SendResult>("/api/messages/send", {
       fleetId,
       method: "POST",
-      body: { to_agent_id: to, text },
+      body: inReplyTo === null ? { to_agent_id: to, text } : { to_agent_id: to, text, in_reply_to: inReplyTo },
     }),
+
+  search: async (fleetId: number, q: string, signal?: AbortSignal): Promise<SearchHit[]> =>
+    (
+      await request<{ hits: SearchHit[] }>(`/api/search?limit=20&q=${encodeURIComponent(q)}`, {
+        fleetId,
+        ...(signal ? { signal } : {}),
+      })
+    ).hits,
 };

@@ -21,6 +21,7 @@ export type AgentKind = "director" | "administrator" | "monitor" | "member";
 export type AgentStatus = "active" | "deregistered";
 /** What a member's coding agent is doing (`member list`'s agent status). */
 export type AgentActivity = "starting" | "working" | "idle" | "waiting" | "exited" | "unknown";
+export type CodingAgent = "claude" | "codex" | "opencode" | "custom";
 
 export interface Agent {
   agent_id: number;
@@ -33,6 +34,10 @@ export interface Agent {
   /** null for an agent without a member pane (the Director, the Administrator). */
   agent_status: AgentActivity | null;
   agent_status_since: string | null;
+  /** The coding agent its pane runs; null without a recorded pane. */
+  coding_agent: CodingAgent | null;
+  /** Messages it owns and has not acknowledged yet. */
+  unread: number;
 }
 
 export interface MonitorRuntime {
@@ -78,6 +83,29 @@ export interface Message {
   delivery: Delivery | null;
   /** Every push attempt, first to last. */
   deliveries: Delivery[];
+  sender_verified: boolean;
+  /** The message this one answers. */
+  in_reply_to: number | null;
+  /** The message that started this one's thread. */
+  thread_id: number;
+}
+
+/** One search result: the message, its rank and the body around the match. */
+export interface SearchHit {
+  message: Message;
+  score: number;
+  /** Matched words are wrapped in « and ». */
+  snippet: string;
+}
+
+/** A watched agent's pane, from `event: pane` on the event stream. */
+export interface PaneFrame {
+  agent_id: number;
+  /** The screen with its ANSI colour escapes; null when it could not be read. */
+  ansi: string | null;
+  /** Why there is no screen (gone, not placed, refused): one line. */
+  error: string | null;
+  captured_at: string;
 }
 
 export interface SendResult {

@@ -8,9 +8,19 @@ import { AdminBadge, AgentStatusBadge } from "./Badges";
 import { CloseIcon } from "./icons";
 import { MessageList } from "./MessageList";
 import { READ_ONLY_NOTE } from "../lib/fleets";
+import { hasPane, type PaneFrames } from "../lib/panes";
+import type { ReplyDraft } from "../lib/reply";
+import { LivePane } from "./LivePane";
 import { MonitorSettings } from "./MonitorSettings";
 
-type Tab = "inbox" | "sent";
+export type Tab = "inbox" | "sent";
+
+/** A message the drawer should show: in this tab, brought into view. */
+export interface DrawerFocus {
+  taskId: number;
+  tab: Tab;
+  seq: number;
+}
 type ListState = { kind: "loading" } | { kind: "error"; text: string } | { kind: "ready"; messages: Message[] };
 
 interface Props {
@@ -27,6 +37,12 @@ interface Props {
   onFleetMissing: () => void;
   /** The fleet was deleted: its schedules went with it and nothing can be changed. */
   fleetDeleted?: boolean;
+  /** The live panes the event stream sends. */
+  frames?: PaneFrames;
+  administratorId?: number | undefined;
+  /** Absent: no reply can be sent (no Administrator, or the fleet is read-only). */
+  onReply?: ((draft: ReplyDraft) => void) | undefined;
+  focus?: DrawerFocus | null;
 }
 
 const TABS: { id: Tab; label: string }[] = [
@@ -66,10 +82,14 @@ function useMessages(props: Props, tab: Tab): ListState {
 }
 
 export function AgentDrawer(props: Props) {
-  const { agent, agentId, rosterLoaded, now, onClose, onPatchMonitor } = props;
+  const { agent, agentId, rosterLoaded, now, onClose, onPatchMonitor, frames, focus = null } = props;
   const [tab, setTab] = useState<Tab>("inbox");
   const list = useMessages(props, tab);
   const heading = useRef<HTMLHeadingElement>(null);
+
+  useEffect(() => {
+    if (focus) setTab(focus.tab);
+  }, [focus?.seq]);
 
   useEffect(() => {
     heading.current?.focus();
@@ -133,7 +153,32 @@ export function AgentDrawer(props: Props) {
             <dd>
               <time dateTime={agent.registered_at}>{formatDateTime(agent.registered_at)}</time>
             </dd>
+            {agent.coding_agent && (
+              <>
+                <dt>Coding agent</dt>
+                <dd data-testid="coding-agent">{agent.coding_agent}</dd>
+              </>
+            )}
+            {agent.agent_status && (
+              <>
+                <dt>Agent status</dt>
+                <dd data-testid="agent-status">{agent.agent_status}</dd>
+              </>
+            )}
+            <dt>Unread</dt>
+            <dd data-testid="unread">{agent.unread}</dd>
           </dl>
+          {frames && hasPane(agent) && (
+            <section class="drawer-section pane-section" aria-labelledby="pane-title">
+              <div class="pane-head">
+                <h3 id="pane-title">Pane</h3>
+                <span class="badge badge-live" title="Refreshed over the event stream while this drawer is open">
+                  live
+                </span>
+              </div>
+              <LivePane frames={frames} agentId={agent.agent_id} name={agent.name} />
+            </section>
+          )}
           {agent.monitor ? (
             <MonitorSettings
               agentId={agent.agent_id}
@@ -171,7 +216,16 @@ export function AgentDrawer(props: Props) {
           <div id="drawer-tabpanel" role="tabpanel" aria-labelledby={`tab-${tab}`} class="tabpanel">
             {list.kind === "loading" && <p class="muted list-empty">Loading…</p>}
             {list.kind === "error" && <p class="form-error list-empty">{list.text}</p>}
-            {list.kind === "ready" && <MessageList messages={list.messages} direction={tab} now={now} />}
+            {list.kind === "ready" && (
+              <MessageList
+                messages={list.messages}
+                direction={tab}
+                now={now}
+                administratorId={props.administratorId}
+                onReply={props.onReply}
+                focusTaskId={focus?.tab === tab ? focus.taskId : null}
+              />
+            )}
           </div>
         </div>
       )}

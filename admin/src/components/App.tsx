@@ -23,7 +23,7 @@ export function App() {
       {route.view === "fleets" ? (
         <FleetPicker />
       ) : (
-        <Dashboard key={route.fleetId} fleetId={route.fleetId} agentId={route.agentId} />
+        <Dashboard key={route.fleetId} fleetId={route.fleetId} agentId={route.agentId} mode={route.mode} />
       )}
       <TokenGate />
     </>

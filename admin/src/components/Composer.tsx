@@ -5,13 +5,15 @@ import {
   insertMention,
   mentionAt,
   parseMessage,
+  slugify,
   type Candidate,
   type Mentionable,
   type MentionQuery,
 } from "../lib/mentions";
 import { avatarHue, initials } from "../lib/avatar";
 import { READ_ONLY_NOTE } from "../lib/fleets";
-import { SendIcon, Spinner, UsersIcon } from "./icons";
+import { addressed, replyField, type ReplyDraft } from "../lib/reply";
+import { CloseIcon, SendIcon, Spinner, UsersIcon } from "./icons";
 
 interface Props {
   /** Active agents that may be mentioned (the Administrator is never one). */
@@ -20,7 +22,24 @@ interface Props {
   enabled: boolean;
   /** The fleet was deleted: the composer stays disabled and says why. */
   readOnly?: boolean;
-  onSend: (to: number | "*", body: string) => Promise<void>;
+  /** The message being answered: the composer is addressed to its other party. */
+  reply?: ReplyDraft | null;
+  onClearReply?: () => void;
+  onSend: (to: number | "*", body: string, inReplyTo: number | null) => Promise<void>;
+}
+
+/** "replying to #N" above the composer, with a button that clears it. */
+export function ReplyChip({ draft, onClear }: { draft: ReplyDraft; onClear: () => void }) {
+  return (
+    <div class="reply-chip" data-testid="reply-chip">
+      <span>
+        replying to <strong>#{draft.taskId}</strong> · @{draft.toName}
+      </span>
+      <button type="button" class="icon-button icon-button-sm" aria-label="Clear reply" title="Clear reply" onClick={onClear}>
+        <CloseIcon />
+      </button>
+    </div>
+  );
 }
 
 const LISTBOX_ID = "mention-options";
@@ -42,7 +61,14 @@ function CandidateIcon({ candidate }: { candidate: Candidate }) {
   );
 }
 
-export function Composer({ recipients, enabled: canSend, readOnly = false, onSend }: Props) {
+export function Composer({
+  recipients,
+  enabled: canSend,
+  readOnly = false,
+  reply = null,
+  onClearReply = () => {},
+  onSend,
+}: Props) {
   const enabled = canSend && !readOnly;
   const [text, setText] = useState("");
   const [error, setError] = useState<string | null>(null);
@@ -52,6 +78,20 @@ export function Composer({ recipients, enabled: canSend, readOnly = false, onSen
   const area = useRef<HTMLTextAreaElement>(null);
   const caretAfterRender = useRef<number | null>(null);
   const refocus = useRef(false);
+
+  useEffect(() => {
+    // A reply was picked: address the draft to the other party and put the caret at its end.
+    if (reply === null) return;
+    const next = addressed(text, slugify(reply.toName));
+    setError(null);
+    if (next !== text) {
+      caretAfterRender.current = next.length; // placed once the new text is rendered
+      setText(next);
+      return;
+    }
+    area.current?.focus();
+    area.current?.setSelectionRange(next.length, next.length);
+  }, [reply?.taskId]);
 
   useEffect(() => {
     // The textarea is disabled while sending, which drops the focus: give it back.
@@ -103,12 +143,18 @@ export function Composer({ recipients, enabled: canSend, readOnly = false, onSen
       setError(parsed.error);
       return;
     }
+    const answer = replyField(parsed.to, reply);
+    if (!answer.ok) {
+      setError(answer.error);
+      return;
+    }
     setSending(true);
     setError(null);
     try {
-      await onSend(parsed.to, parsed.body);
+      await onSend(parsed.to, parsed.body, answer.inReplyTo);
       setText("");
       setMention(null);
+      if (reply !== null) onClearReply();
     } catch (err) {
       setError(err instanceof Error ? err.message : "Failed to send message.");
     } finally {
@@ -184,6 +230,7 @@ export function Composer({ recipients, enabled: canSend, readOnly = false, onSen
           ))}
         </ul>
       )}
+      {reply && enabled && <ReplyChip draft={reply} onClear={onClearReply} />}
       <div class={`composer-box${enabled ? "" : " is-disabled"}`}>
         <label class="visually-hidden" for="composer-input">
           Message

@@ -1,16 +1,20 @@
-import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { api, ApiError } from "../api/client";
 import { subscribeLive, type LiveEvent } from "../api/events";
-import type { Agent, Fleet, Message, MonitorPatch, MonitorRuntime } from "../api/types";
+import type { Agent, Fleet, Message, MonitorPatch, MonitorRuntime, SearchHit } from "../api/types";
 import { isAdministrator } from "../api/types";
 import type { Mentionable } from "../lib/mentions";
-import { routeHash } from "../lib/route";
-import { AgentDrawer } from "./AgentDrawer";
+import { PaneFrames, watchList } from "../lib/panes";
+import type { ReplyDraft } from "../lib/reply";
+import { routeHash, type DashboardView } from "../lib/route";
+import { AgentDrawer, type DrawerFocus } from "./AgentDrawer";
 import { Composer } from "./Composer";
 import { fleetLabel } from "./FleetPicker";
+import { Grid } from "./Grid";
 import { Header } from "./Header";
+import { SearchBox } from "./SearchBox";
 import { Sidebar } from "./Sidebar";
-import { Timeline } from "./Timeline";
+import { Timeline, type Focus } from "./Timeline";
 
 export const POLL_MS = 5000;
 const EVENT_DEBOUNCE_MS = 150;
@@ -26,9 +30,10 @@ const EVENT_PARTS: Record<LiveEvent, readonly Part[]> = {
 interface Props {
   fleetId: number;
   agentId: number | null;
+  mode?: DashboardView;
 }
 
-export function Dashboard({ fleetId, agentId }: Props) {
+export function Dashboard({ fleetId, agentId, mode = "timeline" }: Props) {
   const [fleets, setFleets] = useState<Fleet[] | null>(null);
   const [agents, setAgents] = useState<Agent[] | null>(null);
   const [messages, setMessages] = useState<Message[] | null>(null);
@@ -39,8 +44,13 @@ export function Dashboard({ fleetId, agentId }: Props) {
   const [version, setVersion] = useState(0);
   const [scrollSignal, setScrollSignal] = useState(0);
   const [now, setNow] = useState(Date.now);
+  const [reply, setReply] = useState<ReplyDraft | null>(null);
+  const [focus, setFocus] = useState<Focus | null>(null);
+  const [drawerFocus, setDrawerFocus] = useState<DrawerFocus | null>(null);
+  const frames = useMemo(() => new PaneFrames(), [fleetId]);
   const inFlight = useRef(0);
   const alive = useRef(true);
+  const focusSeq = useRef(0);
 
   const leaveFleet = useCallback(() => window.location.replace(routeHash({ view: "fleets" })), []);
 
@@ -82,29 +92,41 @@ export function Dashboard({ fleetId, agentId }: Props) {
       setVersion((v) => v + 1);
       void refresh(POLLED);
     }, POLL_MS);
-
-    let pending = new Set<Part>();
-    let debounce: ReturnType<typeof setTimeout> | undefined;
-    const close = subscribeLive(fleetId, {
-      onConnected: setConnected,
-      onEvent: (kind) => {
-        for (const part of EVENT_PARTS[kind]) pending.add(part);
-        clearTimeout(debounce);
-        debounce = setTimeout(() => {
-          const parts = [...pending];
-          pending = new Set();
-          setVersion((v) => v + 1);
-          void refresh(parts);
-        }, EVENT_DEBOUNCE_MS);
-      },
-    });
     return () => {
       alive.current = false;
       clearInterval(timer);
+    };
+  }, [fleetId, refresh]);
+
+  // The event stream, with the live panes this view shows: another list is another stream.
+  const watch = watchList(agents, mode === "grid", agentId);
+  const watchKey = watch.join(",");
+  useEffect(() => {
+    let pending = new Set<Part>();
+    let debounce: ReturnType<typeof setTimeout> | undefined;
+    const close = subscribeLive(
+      fleetId,
+      {
+        onConnected: setConnected,
+        onEvent: (kind) => {
+          for (const part of EVENT_PARTS[kind]) pending.add(part);
+          clearTimeout(debounce);
+          debounce = setTimeout(() => {
+            const parts = [...pending];
+            pending = new Set();
+            setVersion((v) => v + 1);
+            void refresh(parts);
+          }, EVENT_DEBOUNCE_MS);
+        },
+        onPane: (frame) => frames.set(frame),
+      },
+      watch,
+    );
+    return () => {
       clearTimeout(debounce);
       close();
     };
-  }, [fleetId, refresh]);
+  }, [fleetId, watchKey, refresh, frames]);
 
   const fleet = fleets?.find((f) => f.fleet_id === fleetId);
   const fleetDeleted = fleet !== undefined && fleet.deleted_at !== null;
@@ -118,8 +140,8 @@ export function Dashboard({ fleetId, agentId }: Props) {
     .filter((a) => a.status === "active" && !isAdministrator(a))
     .map(({ agent_id, name }) => ({ agent_id, name }));
 
-  const send = async (to: number | "*", body: string): Promise<void> => {
-    await api.send(fleetId, to, body);
+  const send = async (to: number | "*", body: string, inReplyTo: number | null): Promise<void> => {
+    await api.send(fleetId, to, body, inReplyTo);
     setScrollSignal((s) => s + 1);
     setVersion((v) => v + 1);
     await refresh(["timeline", "agents"]);
@@ -131,10 +153,37 @@ export function Dashboard({ fleetId, agentId }: Props) {
     void refresh(["agents"]);
   };
 
-  const openAgent = (id: number | null): void => {
-    window.location.hash = routeHash({ view: "dashboard", fleetId, agentId: id });
+  const go = (next: DashboardView, id: number | null): void => {
+    window.location.hash = routeHash({ view: "dashboard", fleetId, agentId: id, mode: next });
   };
-  const closeDrawer = useCallback(() => openAgent(null), [fleetId]);
+  const openAgent = (id: number | null): void => go(mode, id);
+  const closeDrawer = useCallback(() => openAgent(null), [fleetId, mode]);
+
+  const canReply = administrator !== undefined && !fleetDeleted;
+  const startReply = (draft: ReplyDraft): void => {
+    setReply(draft);
+    if (mode !== "timeline") go("timeline", agentId); // the composer lives beside the timeline
+  };
+
+  // A search hit in context: the timeline entry when the timeline holds it, else the
+  // recipient's inbox in the drawer (older messages, or ones no agent of the fleet sent).
+  const showMessage = (m: Message): void => {
+    focusSeq.current += 1;
+    const seq = focusSeq.current;
+    const inTimeline = messages?.some((t) => t.task_id === m.task_id) ?? false;
+    if (inTimeline) {
+      setFocus({ taskId: m.task_id, seq });
+      if (mode !== "timeline") go("timeline", agentId);
+      return;
+    }
+    const owner = m.to_agent_id ?? m.from_agent_id;
+    setDrawerFocus({ taskId: m.task_id, tab: m.to_agent_id === null ? "sent" : "inbox", seq });
+    go(mode, owner);
+  };
+  const focusTask = (taskId: number): void => {
+    focusSeq.current += 1;
+    setFocus({ taskId, seq: focusSeq.current });
+  };
 
   return (
     <div class="app">
@@ -143,9 +192,15 @@ export function Dashboard({ fleetId, agentId }: Props) {
         sendingAsAdministrator={administrator !== undefined}
         runtime={runtime}
         live={{ connected, polling }}
+        views={{
+          current: mode,
+          timeline: routeHash({ view: "dashboard", fleetId, agentId, mode: "timeline" }),
+          grid: routeHash({ view: "dashboard", fleetId, agentId, mode: "grid" }),
+        }}
+        search={<SearchBox fleetId={fleetId} onPick={(hit: SearchHit) => showMessage(hit.message)} />}
         onRefresh={refreshAll}
       />
-      <div class={`dashboard${agentId === null ? "" : " has-drawer"}`}>
+      <div class={`dashboard${agentId === null ? "" : " has-drawer"}${mode === "grid" ? " is-grid" : ""}`}>
         <Sidebar agents={agents} selectedId={agentId} now={now} onSelect={openAgent} />
         <main class="main">
           {failed && (
@@ -153,13 +208,29 @@ export function Dashboard({ fleetId, agentId }: Props) {
               Some data could not be loaded; retrying every 5 s.
             </div>
           )}
-          <Timeline messages={messages} scrollSignal={scrollSignal} now={now} />
-          <Composer
-            recipients={recipients}
-            enabled={agents === null || administrator !== undefined}
-            readOnly={fleetDeleted}
-            onSend={send}
-          />
+          {mode === "grid" ? (
+            <Grid agents={agents} frames={frames} selectedId={agentId} onOpen={openAgent} />
+          ) : (
+            <>
+              <Timeline
+                messages={messages}
+                scrollSignal={scrollSignal}
+                now={now}
+                administratorId={administrator?.agent_id}
+                onReply={canReply ? startReply : undefined}
+                focus={focus}
+                onFocus={focusTask}
+              />
+              <Composer
+                recipients={recipients}
+                enabled={agents === null || administrator !== undefined}
+                readOnly={fleetDeleted}
+                reply={reply}
+                onClearReply={() => setReply(null)}
+                onSend={send}
+              />
+            </>
+          )}
         </main>
         {agentId !== null && (
           <AgentDrawer
@@ -173,6 +244,10 @@ export function Dashboard({ fleetId, agentId }: Props) {
             onPatchMonitor={patchMonitor}
             onFleetMissing={leaveFleet}
             fleetDeleted={fleetDeleted}
+            frames={frames}
+            administratorId={administrator?.agent_id}
+            onReply={canReply ? startReply : undefined}
+            focus={drawerFocus}
           />
         )}
       </div>

@@ -1,4 +1,6 @@
+import type { ComponentChildren } from "preact";
 import type { MonitorRuntime } from "../api/types";
+import type { DashboardView } from "../lib/route";
 import { humanizeSeconds } from "../lib/time";
 import { Logo, RefreshIcon, Spinner } from "./icons";
 import { ThemeToggle } from "./ThemeToggle";
@@ -8,12 +10,38 @@ export interface LiveState {
   polling: boolean;
 }
 
+/** The dashboard's two views and where each one is. */
+export interface ViewLinks {
+  current: DashboardView;
+  timeline: string;
+  grid: string;
+}
+
 interface Props {
   fleet?: { id: number; name: string };
   sendingAsAdministrator?: boolean;
   runtime?: MonitorRuntime | null;
   live?: LiveState;
+  views?: ViewLinks;
+  /** The search box. */
+  search?: ComponentChildren;
   onRefresh: () => void;
+}
+
+function ViewSwitch({ current, timeline, grid }: ViewLinks) {
+  const links: [DashboardView, string, string][] = [
+    ["timeline", timeline, "Timeline"],
+    ["grid", grid, "Panes"],
+  ];
+  return (
+    <nav class="view-switch" aria-label="Views">
+      {links.map(([view, href, label]) => (
+        <a key={view} href={href} class={view === current ? "is-current" : ""} aria-current={view === current ? "page" : undefined}>
+          {label}
+        </a>
+      ))}
+    </nav>
+  );
 }
 
 export const monitorStoppedHint = (fleetId: number): string =>
@@ -61,7 +89,7 @@ function LiveIndicator({ connected, polling }: LiveState) {
   );
 }
 
-export function Header({ fleet, sendingAsAdministrator, runtime, live, onRefresh }: Props) {
+export function Header({ fleet, sendingAsAdministrator, runtime, live, views, search, onRefresh }: Props) {
   return (
     <header class="topbar">
       <a class="brand" href="#/fleets">
@@ -85,6 +113,8 @@ export function Header({ fleet, sendingAsAdministrator, runtime, live, onRefresh
           </span>
         )}
       </nav>
+      {views && <ViewSwitch {...views} />}
+      {search}
       <div class="topbar-end">
         {sendingAsAdministrator && (
           <span class="sending-as">

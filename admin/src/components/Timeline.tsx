@@ -1,28 +1,53 @@
-import { useLayoutEffect, useRef } from "preact/hooks";
+import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import type { Message } from "../api/types";
 import {
   ackTooltip,
   allCanceled,
   groupTimeline,
+  holdsTask,
   notDelivered,
   undeliveredReason,
   type RecipientState,
   type TimelineEntry,
   withDaySeparators,
 } from "../lib/timeline";
+import type { ReplyDraft } from "../lib/reply";
+import { replyToEntry } from "../lib/reply";
 import { formatDateTime, formatHourMinute, relativeTime } from "../lib/time";
 import { Avatar } from "./Avatar";
 import { DeliveryAttempts } from "./Deliveries";
 import { UsersIcon } from "./icons";
+import { ReplyButton, ReplyMarker } from "./Replies";
+
+/** A message to bring into view; `seq` changes on every request, even for the same message. */
+export interface Focus {
+  taskId: number;
+  seq: number;
+}
 
 interface Props {
   messages: Message[] | null;
   /** Bumped to force a jump to the newest entry (e.g. after sending). */
   scrollSignal: number;
   now: number;
+  /** The Administrator's id: its messages, sent or received, can be answered. */
+  administratorId?: number | undefined;
+  onReply?: ((draft: ReplyDraft) => void) | undefined;
+  focus?: Focus | null;
+  /** A "re: #N" marker asks to bring message N into view. */
+  onFocus?: ((taskId: number) => void) | undefined;
 }
 
 const NEAR_BOTTOM_PX = 96;
+
+interface EntryProps {
+  entry: TimelineEntry;
+  now: number;
+  focused: boolean;
+  reply: ReplyDraft | null;
+  onReply?: ((draft: ReplyDraft) => void) | undefined;
+  onFocus?: ((taskId: number) => void) | undefined;
+}
 
 function Recipient({ r }: { r: RecipientState }) {
   const canceled = r.status === "canceled";
@@ -47,10 +72,14 @@ function Recipient({ r }: { r: RecipientState }) {
   );
 }
 
-function Entry({ entry, now }: { entry: TimelineEntry; now: number }) {
+function Entry({ entry, now, focused, reply, onReply, onFocus }: EntryProps) {
   const canceled = allCanceled(entry);
   return (
-    <li class={`entry${entry.broadcast ? " is-broadcast" : ""}`} data-task-id={entry.task_id}>
+    <li
+      class={`entry${entry.broadcast ? " is-broadcast" : ""}${focused ? " is-focused" : ""}`}
+      data-task-id={entry.task_id}
+      data-task-ids={entry.recipients.map((r) => r.task_id).join(" ")}
+    >
       <Avatar agentId={entry.from_agent_id} name={entry.from_name} />
       <div class="entry-main">
         <div class="entry-head">
@@ -69,6 +98,8 @@ function Entry({ entry, now }: { entry: TimelineEntry; now: number }) {
               <Recipient key={r.task_id} r={r} />
             ))}
           </span>
+          {entry.in_reply_to !== null && <ReplyMarker taskId={entry.in_reply_to} onFocus={onFocus} />}
+          {reply && onReply && <ReplyButton draft={reply} onReply={onReply} />}
           <time
             class="entry-time"
             dateTime={entry.created_at}
@@ -83,11 +114,23 @@ function Entry({ entry, now }: { entry: TimelineEntry; now: number }) {
   );
 }
 
-export function Timeline({ messages, scrollSignal, now }: Props) {
+export function Timeline({ messages, scrollSignal, now, administratorId, onReply, focus = null, onFocus }: Props) {
   const scroller = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
+  const [focusedKey, setFocusedKey] = useState<string | null>(null);
   const entries = messages ? groupTimeline(messages) : null;
   const lastKey = entries?.at(-1)?.key ?? "";
+  const loaded = entries !== null;
+
+  useLayoutEffect(() => {
+    if (focus === null || !entries) return;
+    const entry = entries.find((e) => holdsTask(e, focus.taskId));
+    setFocusedKey(entry?.key ?? null);
+    if (!entry) return;
+    stick.current = false; // stay on the message when the list refreshes
+    const el = scroller.current?.querySelector(`[data-task-id="${entry.task_id}"]`);
+    el?.scrollIntoView({ block: "center" });
+  }, [focus?.seq, loaded]);
 
   useLayoutEffect(() => {
     stick.current = true;
@@ -125,7 +168,15 @@ export function Timeline({ messages, scrollSignal, now }: Props) {
                   <span>{item.label}</span>
                 </li>
               ) : (
-                <Entry key={item.key} entry={item.entry} now={now} />
+                <Entry
+                  key={item.key}
+                  entry={item.entry}
+                  now={now}
+                  focused={item.key === focusedKey}
+                  reply={onReply ? replyToEntry(item.entry, administratorId) : null}
+                  onReply={onReply}
+                  onFocus={onFocus}
+                />
               ),
             )}
           </ol>

@@ -88,3 +88,17 @@ export const UsersIcon = () => (
 export const Spinner = ({ size = 12 }: { size?: number }) => (
   <span class="spinner" style={{ width: `${size}px`, height: `${size}px` }} aria-hidden="true" />
 );
+
+export const ReplyIcon = () => (
+  <Icon size={13}>
+    <path d="M9 14L4 9l5-5" />
+    <path d="M4 9h10a6 6 0 0 1 6 6v5" />
+  </Icon>
+);
+
+export const SearchIcon = () => (
+  <Icon size={14}>
+    <circle cx="11" cy="11" r="7" />
+    <path d="M20 20l-3.5-3.5" />
+  </Icon>
+);

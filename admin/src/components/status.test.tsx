@@ -125,6 +125,9 @@ const message = (over: Partial<Message> = {}): Message => ({
   body: "hello",
   delivery: fellBack[1]!,
   deliveries: fellBack,
+  sender_verified: false,
+  in_reply_to: null,
+  thread_id: 7,
   ...over,
 });
 

@@ -27,6 +27,9 @@ function msg(over: Partial<Message>): Message {
     body: `body ${task_id}`,
     delivery: delivery(),
     deliveries: [delivery()],
+    sender_verified: false,
+    in_reply_to: null,
+    thread_id: task_id,
     ...over,
   };
 }

@@ -20,6 +20,8 @@ export interface TimelineEntry {
   from_name: string;
   created_at: string;
   body: string;
+  /** The message this one answers (a broadcast answers none). */
+  in_reply_to: number | null;
   recipients: RecipientState[];
 }
 
@@ -51,6 +53,7 @@ export function groupTimeline(messages: readonly Message[]): TimelineEntry[] {
         from_name: nameOf(m.from_agent_name, m.from_agent_id),
         created_at: m.created_at,
         body: m.body,
+        in_reply_to: m.in_reply_to,
         recipients: [],
       };
       entries.set(key, entry);
@@ -67,6 +70,10 @@ export function groupTimeline(messages: readonly Message[]): TimelineEntry[] {
   }
   return [...entries.values()];
 }
+
+/** Whether the entry is, or carries, this message (a broadcast carries one copy per recipient). */
+export const holdsTask = (entry: TimelineEntry, taskId: number): boolean =>
+  entry.task_id === taskId || entry.recipients.some((r) => r.task_id === taskId);
 
 /** True when the push was given up: the preview never reached the pane. */
 export const notDelivered = (delivery: Delivery | null): boolean =>

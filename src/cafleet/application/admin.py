@@ -41,7 +41,7 @@ from cafleet.domain.errors import Invalid, NotFound
 from cafleet.domain.fleet import Fleet
 from cafleet.domain.message import Message
 from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule
-from cafleet.domain.placement import Placement
+from cafleet.domain.placement import CodingAgent, Placement
 from cafleet.domain.search import SearchQuery
 from cafleet.domain.since import parse_since
 
@@ -113,11 +113,28 @@ class AdminService:
             ]
             schedules = uow.monitor.for_agents(a.agent_id for a in shown)
             placements = uow.placements.for_agents(a.agent_id for a in shown)
+            unread = uow.messages.pending_counts([a.agent_id for a in shown])
         told = self._agent_statuses(fleet, shown, placements)
         return [
-            RosterEntry(a, a.kind(fleet), schedules.get(a.agent_id), told.get(a.agent_id))
+            RosterEntry(
+                a,
+                a.kind(fleet),
+                schedules.get(a.agent_id),
+                told.get(a.agent_id),
+                _coding_agent(placements.get(a.agent_id)),
+                unread.get(a.agent_id, 0),
+            )
             for a in shown
         ]
+
+    def watchable(self, fleet_id: int, agent_ids: Iterable[int]) -> None:
+        """Refuses an id that is no agent of the fleet (the event stream's pane watch); an
+        agent without a pane is watchable, its frames say why there is nothing to show."""
+        with self._uow() as uow:
+            _fleet(uow, fleet_id)
+            known = {a.agent_id for a in uow.agents.in_fleet(fleet_id, active_only=False)}
+        if any(agent_id not in known for agent_id in agent_ids):
+            raise NotFound(AGENT_NOT_FOUND)
 
     def _agent_statuses(
         self, fleet: Fleet, agents: Iterable[Agent], placements: Mapping[int, Placement]
@@ -298,6 +315,10 @@ def _active_agent(uow: UnitOfWork, fleet_id: int, agent_id: int) -> Agent:
     if not agent.is_active:
         raise NotFound(AGENT_NOT_FOUND)
     return agent
+
+
+def _coding_agent(placement: Placement | None) -> CodingAgent | None:
+    return None if placement is None else placement.coding_agent
 
 
 def _bounded(before: int | None) -> int | None:

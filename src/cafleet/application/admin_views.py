@@ -16,6 +16,7 @@ from cafleet.domain.agent_status import StatusReport
 from cafleet.domain.delivery import Delivery
 from cafleet.domain.message import Message, MessageState
 from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule
+from cafleet.domain.placement import CodingAgent
 
 DEFAULT_PAGE_SIZE = 200
 MAX_PAGE_SIZE = 1000
@@ -35,6 +36,8 @@ class RosterEntry:
     kind: AgentKind  # as the CLI says it: director, administrator, monitor, member
     schedule: MonitorSchedule | None
     agent_status: StatusReport | None = None  # None: not a member with a pane
+    coding_agent: CodingAgent | None = None  # None: no recorded pane
+    unread: int = 0  # messages it owns that are not acknowledged (input_required)
 
 
 @dataclass(frozen=True)

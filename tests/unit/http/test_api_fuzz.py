@@ -77,6 +77,8 @@ def test_every_route_answers_as_documented(case: Any, fleet: str | None, agent: 
         case.path_parameters = {**case.path_parameters, "agent_id": agent}
     if agent is not None and isinstance(case.body, dict) and "to_agent_id" in case.body:
         case.body = {**case.body, "to_agent_id": agent}
+    if agent is not None and case.path == "/api/events":  # live panes of seeded agents
+        case.query = {**(case.query or {}), "watch": f"{agent},{agent}"}
     case.call_and_validate(
         checks=[
             not_a_server_error,

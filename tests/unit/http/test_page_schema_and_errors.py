@@ -131,6 +131,11 @@ def test_the_schema_names_the_response_models_and_error_answers(client) -> None:
     }
     events = paths["/api/events"]["get"]["responses"]["200"]["content"]
     assert list(events) == ["text/event-stream"]
+    stream_parameters = paths["/api/events"]["get"]["parameters"]
+    assert {(p["in"], p["name"]) for p in stream_parameters} == {
+        ("query", "watch"),
+        ("header", "X-Fleet-Id"),
+    }
     headers = [
         p["name"] for p in paths["/api/timeline"]["get"]["parameters"] if p["in"] == "header"
     ]

@@ -47,6 +47,7 @@ def create_app(
         redoc_url=None,  # ReDoc comes only from a CDN; /docs is the reference
     )
     app.state.admin = container.admin()
+    app.state.pane_watch = container.pane_watch()
     limits = stream_limits or StreamLimits()
     app.state.stream_limits = limits
     app.state.stream_slots = StreamSlots(limits.max_streams)

@@ -34,7 +34,7 @@ _DESCRIPTIONS = {
     404: "Fleet or agent not found",
     409: "Conflict (a write to a deleted fleet: its history is read-only)",
     415: "Content-Type must be application/json",
-    503: "Database busy or unavailable",
+    503: "Database busy or unavailable, or too many event streams or watched panes",
 }
 
 

@@ -19,6 +19,7 @@ from cafleet.domain.bounds import ID, MONITOR_INTERVAL
 from cafleet.domain.delivery import Delivery, DeliveryState
 from cafleet.domain.message import MessageState, MessageType
 from cafleet.domain.monitor import MonitorSchedule
+from cafleet.domain.placement import CodingAgent
 
 Timestamp = Annotated[str, Field(description="ISO-8601 UTC with microseconds")]
 # an id a request names: a positive SQLite INTEGER (cafleet.domain.bounds)
@@ -98,6 +99,10 @@ class AgentOut(BaseModel):
         " null for an agent without a member pane"
     )
     agent_status_since: Timestamp | None = Field(description="Since when, when known")
+    coding_agent: CodingAgent | None = Field(
+        description="The coding agent its pane runs (`member list`); null without a pane"
+    )
+    unread: int = Field(description="Messages it owns and has not acknowledged yet")
 
     @staticmethod
     def of(entry: RosterEntry) -> AgentOut:
@@ -113,6 +118,8 @@ class AgentOut(BaseModel):
             monitor=None if entry.schedule is None else MonitorOut.of(entry.schedule),
             agent_status=None if told is None else told.status,
             agent_status_since=None if told is None else iso(told.since),
+            coding_agent=entry.coding_agent,
+            unread=entry.unread,
         )
 
 
