@@ -29,6 +29,7 @@ from cafleet.application.admin_views import (
     SendReceipt,
 )
 from cafleet.application.fleets import FleetRow, FleetService
+from cafleet.application.lookups import answered_message
 from cafleet.application.members import MemberService, MemberView
 from cafleet.application.messaging import MessagingService
 from cafleet.application.monitoring import MonitorService
@@ -253,6 +254,8 @@ class AdminService:
                 raise Invalid(EMPTY_TEXT)
             if to == BROADCAST and reply_to is not None:
                 raise Invalid(NO_BROADCAST_REPLY)
+            if reply_to is not None:  # refused in its own words, before the recipient's
+                answered_message(uow, fleet_id, administrator.agent_id, reply_to)
             if to != BROADCAST:
                 _active_agent(uow, fleet_id, to)
         sender = administrator.agent_id
@@ -262,8 +265,6 @@ class AdminService:
         try:
             sent = self._messaging.send(fleet_id, sender, to, text, reply_to=reply_to).message
         except NotFound as exc:  # the recipient left between the check and the send
-            if reply_to is not None and exc.message == f"Task {reply_to} not found":
-                raise
             raise NotFound(AGENT_NOT_FOUND) from exc
         return SendReceipt(sent.task_id, sent.state)
 

@@ -9,7 +9,7 @@ second short transaction. A push failure never loses the message.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -44,7 +44,7 @@ from cafleet.domain.delivery import (
 )
 from cafleet.domain.errors import Invalid, NotFound, UsageProblem
 from cafleet.domain.identity import MemberCredential
-from cafleet.domain.message import Message, broadcast_summary, unicast
+from cafleet.domain.message import Message, broadcast_summary, once_per_broadcast, unicast
 from cafleet.domain.placement import Placement
 from cafleet.domain.relay import relay_note
 
@@ -183,7 +183,7 @@ class MessagingService:
             planned = self._plan(uow, message, recipient)
             uow.commit()
         [delivery] = self._push([planned])
-        self._retitle([recipient.agent_id])
+        self._retitle_panes([planned])
         return SendResult(message, delivery)
 
     def nudge(
@@ -241,7 +241,7 @@ class MessagingService:
                 planned.append(self._plan(uow, delivery, recipient))
             uow.commit()
         pushed = tuple(self._push(planned))
-        self._retitle(r.agent_id for r in recipients)
+        self._retitle_panes(planned)
         return BroadcastResult(summary, pushed)
 
     def poll(
@@ -297,7 +297,8 @@ class MessagingService:
             fleet = history_reader(uow, fleet_id, agent_id, caller)
             message = message_in_fleet(uow, fleet_id, task_id)
             found = uow.messages.thread(message.thread)
-        return Thread(message.thread, tuple(_one_per_broadcast(found)), fleet.deleted_at)
+        shown = once_per_broadcast((m for m in found if not m.is_summary), _itself)
+        return Thread(message.thread, tuple(shown), fleet.deleted_at)
 
     def confirm(self, recipient_agent_id: int, task_ids: Sequence[int], at: datetime) -> int:
         """The recipient's agent says it took these messages in (its own hook saw the
@@ -314,10 +315,15 @@ class MessagingService:
                 raise NotFound(f"fleet {fleet_id} not found.")
             return uow.messages.timeline(fleet_id, limit, before)
 
-    def _retitle(self, agent_ids: Iterable[int]) -> None:
+    def _retitle(self, agent_ids: Sequence[int]) -> None:
         """Their unread counts changed: the pane titles say so."""
-        if self._titles is not None:
+        if self._titles is not None and agent_ids:
             self._titles.refresh(agent_ids)
+
+    def _retitle_panes(self, planned: Sequence[_Planned]) -> None:
+        """The recipients whose panes this process pushed to (another host's relay titles
+        its own; a recipient without a pane has no title, and costs nothing here)."""
+        self._retitle([p.delivery.recipient_agent_id for p in planned if p.target is not None])
 
     def _plan(self, uow: UnitOfWork, message: Message, recipient: Agent) -> _Planned:
         """Write the ledger row; outcomes that need no pane are final at once."""
@@ -429,20 +435,8 @@ class MessagingService:
         return None
 
 
-def _one_per_broadcast(messages: Sequence[Message]) -> list[Message]:
-    """A thread as people read it: a broadcast once (its first copy, which carries the
-    text), not its summary and one copy per recipient."""
-    shown: list[Message] = []
-    seen: set[int] = set()
-    for message in messages:
-        if message.is_summary:
-            continue
-        if message.is_copy:
-            if message.origin_task_id in seen:
-                continue
-            seen.add(message.origin_task_id or 0)
-        shown.append(message)
-    return shown
+def _itself(message: Message) -> Message:
+    return message
 
 
 def _skip_now(uow: UnitOfWork, delivery: Delivery, reason: str) -> _Planned:

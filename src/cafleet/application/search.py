@@ -12,6 +12,7 @@ from cafleet.application.identity import history_reader
 from cafleet.application.lookups import existing_fleet
 from cafleet.application.ports import UnitOfWork, UnitOfWorkFactory
 from cafleet.domain.identity import MemberCredential
+from cafleet.domain.message import Message, once_per_broadcast
 from cafleet.domain.search import SearchHit, SearchQuery
 
 PAGE_FACTOR = 4  # hits read per page, per hit wanted: a broadcast's copies fold into one
@@ -45,24 +46,24 @@ class SearchService:
                 if agent_id is None
                 else history_reader(uow, fleet_id, agent_id, caller)
             )
-            hits = list(islice(_pages(uow, fleet_id, query), query.limit))
+            found = _pages(uow, fleet_id, query)
+            if query.to_agent_id is None:  # a named recipient has a copy of its own
+                found = once_per_broadcast(found, _message_of)
+            hits = list(islice(found, query.limit))
         return SearchResult(query, tuple(hits), fleet.deleted_at)
 
 
 def _pages(uow: UnitOfWork, fleet_id: int, query: SearchQuery) -> Iterator[SearchHit]:
-    """Hits best first, each broadcast once when no recipient is named."""
+    """Hits best first, page after page until the store has no more."""
     size = max(query.limit * PAGE_FACTOR, 20)
-    seen: set[int] = set()
     offset = 0
     while True:
         page = uow.messages.search(fleet_id, query, offset, size)
-        for hit in page:
-            origin = hit.message.origin_task_id
-            if query.to_agent_id is None and origin is not None:
-                if origin in seen:
-                    continue
-                seen.add(origin)
-            yield hit
+        yield from page
         if len(page) < size:
             return
         offset += size
+
+
+def _message_of(hit: SearchHit) -> Message:
+    return hit.message

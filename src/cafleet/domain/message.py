@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
+from typing import TypeVar
 
 from cafleet.domain.errors import Invalid
+
+T = TypeVar("T")
 
 
 class MessageState(StrEnum):
@@ -126,3 +130,17 @@ def broadcast_summary(
         text=f"Broadcast sent to {recipient_count} recipients",
         sender_verified=sender_verified,
     )
+
+
+def once_per_broadcast(items: Iterable[T], message_of: Callable[[T], Message]) -> Iterator[T]:
+    """The items, but a broadcast once: the first of its copies met (the copies differ only
+    in their recipient)."""
+    met: set[int] = set()
+    for item in items:
+        message = message_of(item)
+        origin = message.origin_task_id
+        if message.is_copy and origin is not None:
+            if origin in met:
+                continue
+            met.add(origin)
+        yield item

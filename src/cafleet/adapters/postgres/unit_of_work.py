@@ -7,6 +7,7 @@ from sqlalchemy import Engine
 from cafleet.adapters.postgres.engine import begin_options, open_engine
 from cafleet.adapters.postgres.errors import as_cafleet_error
 from cafleet.adapters.postgres.notifications import notify_relay
+from cafleet.adapters.postgres.search import search
 from cafleet.adapters.sqlite.unit_of_work import SqlEngineRules, SqlUnitOfWorkFactory
 
 
@@ -15,6 +16,7 @@ def postgres_rules(url: str) -> SqlEngineRules:
         begin_options=begin_options,
         error=lambda e: as_cafleet_error(e, url),
         wake=notify_relay,
+        search=search,
     )
 
 

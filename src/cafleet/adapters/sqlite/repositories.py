@@ -164,8 +164,9 @@ class SqlPlacements:
 
 
 class SqlMessages:
-    def __init__(self, conn: Connection) -> None:
+    def __init__(self, conn: Connection, search: MessageSearch | None = None) -> None:
         self._c = conn
+        self._search = search or fts5_search  # the engine's full-text search (SqlEngineRules)
 
     def add(self, message: Message) -> int:
         result = self._c.execute(insert(tasks).values(rows.message_values(message)))
@@ -290,20 +291,7 @@ class SqlMessages:
         return [rows.message_from(r) for r in self._c.execute(query).mappings()]
 
     def search(self, fleet_id: int, query: SearchQuery, offset: int, limit: int) -> list[SearchHit]:
-        """FTS5 on SQLite (the direct adapter's statement), PostgreSQL's text search there."""
-        if self._c.dialect.name == "postgresql":
-            from cafleet.adapters.postgres.search import search
-
-            return search(self._c, fleet_id, query, offset, limit)
-        since = None if query.since is None else rows.ts(query.since)
-        sql, params = search_statement(fleet_id, query, since, offset, limit)
-        try:
-            found = self._c.exec_driver_sql(sql, tuple(params)).mappings()
-        except DBAPIError as exc:
-            if (error := query_error(query, exc)) is not None:
-                raise error from None
-            raise
-        return [rows.hit_from(r) for r in found]
+        return self._search(self._c, fleet_id, query, offset, limit)
 
     def thread(self, thread_id: int) -> list[Message]:
         query = select(tasks).where(tasks.c.thread_id == thread_id).order_by(tasks.c.task_id)
@@ -565,6 +553,24 @@ class SqlInstalls:
             self._c.execute(
                 insert(skill_installs).values(coding_agent=install.coding_agent, **values)
             )
+
+
+MessageSearch = Callable[[Connection, int, SearchQuery, int, int], list[SearchHit]]
+
+
+def fts5_search(
+    conn: Connection, fleet_id: int, query: SearchQuery, offset: int, limit: int
+) -> list[SearchHit]:
+    """SQLite's FTS5 index, with the direct adapter's statement (adapters/sqlite/search.py)."""
+    since = None if query.since is None else rows.ts(query.since)
+    sql, params = search_statement(fleet_id, query, since, offset, limit)
+    try:
+        found = conn.exec_driver_sql(sql, tuple(params)).mappings()
+    except DBAPIError as exc:
+        if (error := query_error(query, exc)) is not None:
+            raise error from None
+        raise
+    return [rows.hit_from(r) for r in found]
 
 
 def no_wake(conn: Connection, host: str) -> None:

@@ -1,7 +1,8 @@
 """A unit of work is one connection and one transaction; it rolls back unless committed.
 
 The same units of work and repositories run on SQLite and PostgreSQL; what differs between
-the engines (how a transaction begins, what a driver error means) is a `SqlEngineRules`.
+the engines (how a transaction begins, what a driver error means, how messages are searched)
+is a `SqlEngineRules`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from cafleet.adapters.sqlite.connections import READ_BEGIN, WRITE_BEGIN
 from cafleet.adapters.sqlite.engine import BEGIN_OPTION
 from cafleet.adapters.sqlite.errors import as_cafleet_error, is_driver_error
 from cafleet.adapters.sqlite.repositories import (
+    MessageSearch,
     SqlAgents,
     SqlDeliveries,
     SqlFleets,
@@ -27,6 +29,7 @@ from cafleet.adapters.sqlite.repositories import (
     SqlMonitor,
     SqlPlacements,
     SqlRelays,
+    fts5_search,
     no_wake,
 )
 from cafleet.adapters.sqlite.transactions import REVISION_QUERY, begun, require_head
@@ -38,11 +41,13 @@ from cafleet.domain.errors import CafleetError
 class SqlEngineRules:
     """begin_options(write): the connection's execution options for a reader or a writer;
     error(exc): the one-line error a driver error becomes (None: not a driver error);
-    wake(conn, host): tell a host's relay at commit that work waits (RelayRepository.wake)."""
+    wake(conn, host): tell a host's relay at commit that work waits (RelayRepository.wake);
+    search: the engine's full-text search of messages (MessageRepository.search)."""
 
     begin_options: Callable[[bool], dict[str, Any]]
     error: Callable[[BaseException], CafleetError | None]
     wake: Callable[[Connection, str], None] = no_wake
+    search: MessageSearch = fts5_search
 
     @contextmanager
     def translated(self) -> Iterator[None]:
@@ -74,7 +79,7 @@ class SqlUnitOfWork(UnitOfWork):
         self.fleets = SqlFleets(conn)
         self.agents = SqlAgents(conn)
         self.placements = SqlPlacements(conn)
-        self.messages = SqlMessages(conn)
+        self.messages = SqlMessages(conn, self._rules.search)
         self.deliveries = SqlDeliveries(conn)
         self.monitor = SqlMonitor(conn)
         self.installs = SqlInstalls(conn)
