@@ -86,10 +86,12 @@ opening the store). Upstream `cafleet==0.17.1`
 has no search: no command or route finds a message by its words, so there is no upstream row
 (its CLI's process floor is in the CLI-latency section).
 
-**PostgreSQL.** A word found in most messages costs there what reading those rows costs: the
-newest 5,000 matches are found through the GIN index and each is re-parsed to rank it
-(`ts_rank` over `to_tsvector` of the body, no stored vector column). The SQLite store is the
-default; on PostgreSQL rare and multi-word queries stay under 10 ms.
+**PostgreSQL.** Each body's vector is stored (`tasks.text_search`, migration 0012) and
+GIN-indexed, so ranking reads vectors instead of parsing bodies, and the query gives the
+planner the words and the fleet's agents as values: for a word in most messages it walks the
+newest messages backwards to the first 5,000 matches, for a rare one it uses the index. The
+commonest words cost most (ranking 5,000 vectors); rare and multi-word queries stay under
+10 ms. The SQLite store is the default.
 """
 
 

@@ -20,6 +20,7 @@ from cafleet.adapters.postgres.schema import migrate, read_revision
 from cafleet.adapters.postgres.unit_of_work import PostgresUnitOfWorkFactory
 from cafleet.adapters.sqlite.schema import HEAD_REVISION, MigrationOutcome
 from cafleet.domain.errors import Invalid, SchemaMissing
+from cafleet.domain.search import SearchQuery
 
 from .test_concurrency import assert_all_clean, release_and_collect, start_senders
 
@@ -132,6 +133,45 @@ def test_a_database_with_tables_of_its_own_is_not_migrated(postgres_url: str):
     rows(postgres_url, "CREATE TABLE theirs (x int)")
     with pytest.raises(Invalid, match="refusing to migrate an unknown schema"):
         migrate(postgres_url)
+
+
+OLD_MESSAGES = (
+    "INSERT INTO fleets (fleet_id, name, created_at) VALUES (1, 'f', 't')",
+    "INSERT INTO agents (agent_id, fleet_id, name, description, status, registered_at,"
+    " agent_card_json) VALUES (1, 1, 'a', 'd', 'active', 't', '{}')",
+    "INSERT INTO tasks (task_id, context_id, from_agent_id, to_agent_id, type, created_at,"
+    " status_state, status_timestamp, text, thread_id) VALUES"
+    " (1, 1, 1, 1, 'unicast', :at, 'input_required', :at, 'ancient lighthouse', 1),"
+    " (2, 1, 1, 1, 'unicast', :at, 'input_required', :at, 'quiet harbour', 2)",
+)
+
+
+def test_messages_stored_before_0012_are_searched_through_their_stored_vectors(
+    postgres_url: str,
+):
+    """0012 moves the search vector into a stored column: the bodies already stored get
+    theirs at the upgrade, and later edits keep them in step."""
+    migrate(postgres_url, target="0011")
+    for sql in OLD_MESSAGES:
+        rows(postgres_url, sql.replace(":at", "'2026-01-01T00:00:00+00:00'"))
+
+    assert migrate(postgres_url).outcome is MigrationOutcome.UPGRADED
+    rows(postgres_url, "UPDATE tasks SET text = 'harbour lights' WHERE task_id = 1")
+
+    def found(words: str) -> list[int]:
+        with factory() as uow:
+            return [h.message.task_id for h in uow.messages.search(1, SearchQuery(words), 0, 10)]
+
+    factory = PostgresUnitOfWorkFactory(postgres_url)
+    try:
+        assert found("lighthouse") == []
+        assert sorted(found("harbour")) == [1, 2]
+        assert found("lights") == [1]
+    finally:
+        factory.close()
+    indexes = rows(postgres_url, "SELECT indexdef FROM pg_indexes WHERE tablename = 'tasks'")
+    assert any("gin (text_search)" in i for (i,) in indexes)
+    assert not any("to_tsvector" in i for (i,) in indexes)
 
 
 def test_units_of_work_refuse_a_store_behind_the_head(postgres_url: str):

@@ -273,7 +273,7 @@ def test_column_defaults(schema_db):
 
 def test_revision_record_is_one_row_at_head(schema_db):
     rows = schema_db.rows("SELECT version_num FROM alembic_version")
-    assert [r[0] for r in rows] == ["0011"]
+    assert [r[0] for r in rows] == ["0012"]
 
 
 def test_the_code_s_tables_agree_with_the_migrated_schema(schema_db):

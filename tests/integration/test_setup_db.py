@@ -12,9 +12,9 @@ import pytest
 from cafleet.adapters.sqlite.engine import open_engine
 from cafleet.adapters.sqlite.schema import HEAD_REVISION, migrate, read_revision
 
-CREATED = "Created {path} and applied migrations to head (0011).\n"
-AT_HEAD = "Already at head (0011); nothing to do.\n"
-UPGRADED = "Upgraded from 0001 to 0011.\n"
+CREATED = "Created {path} and applied migrations to head (0012).\n"
+AT_HEAD = "Already at head (0012); nothing to do.\n"
+UPGRADED = "Upgraded from 0001 to 0012.\n"
 NO_REVISION = (
     "Error: DB has existing tables but no alembic_version; refusing to migrate an unknown"
     " schema. Point CAFLEET_DATABASE_URL at a new file."
@@ -139,7 +139,7 @@ def seed_upstream_rows(db) -> None:
 def test_setup_db_creates_a_fresh_file_at_head(cli, db, db_path):
     assert setup_db(cli) == CREATED.format(path=db_path)
     assert db_path.is_file()
-    assert read_revision(db_path) == HEAD_REVISION == "0011"
+    assert read_revision(db_path) == HEAD_REVISION == "0012"
     assert db.scalar("SELECT count(*) FROM alembic_version") == 1
     assert "deliveries" in tables(db)
 
@@ -148,7 +148,7 @@ def test_setup_db_creates_missing_parent_directories(cli, tmp_path):
     path = tmp_path / "a" / "b" / "c" / "cafleet.db"
     out = setup_db(cli, env={"CAFLEET_DATABASE_URL": f"sqlite:///{path}"})
     assert out == CREATED.format(path=path)
-    assert read_revision(path) == "0011"
+    assert read_revision(path) == "0012"
 
 
 @pytest.fixture
@@ -206,7 +206,7 @@ def test_setup_db_second_run_is_a_no_op(cli, db, db_path):
     before = db.dump()
     assert setup_db(cli) == AT_HEAD
     assert db.dump() == before
-    assert read_revision(db_path) == "0011"
+    assert read_revision(db_path) == "0012"
 
 
 def test_setup_db_at_head_reasserts_wal_mode(migrated, cli, db_path):
@@ -218,14 +218,14 @@ def test_setup_db_at_head_reasserts_wal_mode(migrated, cli, db_path):
 def test_setup_db_on_an_empty_existing_file_creates_the_schema(cli, db_path):
     db_path.touch()
     assert setup_db(cli) == CREATED.format(path=db_path)
-    assert read_revision(db_path) == "0011"
+    assert read_revision(db_path) == "0012"
 
 
 def test_setup_db_uses_the_default_path_under_home(cli, home):
     out = setup_db(cli, env={"CAFLEET_DATABASE_URL": None})
     path = home / ".local" / "share" / "cafleet" / "cafleet_v2.db"
     assert out == CREATED.format(path=path)
-    assert read_revision(path) == "0011"
+    assert read_revision(path) == "0012"
 
 
 def test_setup_db_relative_url_is_relative_to_the_current_directory(cli, tmp_path):
@@ -233,13 +233,13 @@ def test_setup_db_relative_url_is_relative_to_the_current_directory(cli, tmp_pat
     work.mkdir()
     out = setup_db(cli, cwd=work, env={"CAFLEET_DATABASE_URL": "sqlite:///rel.db"})
     assert out == CREATED.format(path="rel.db")
-    assert read_revision(work / "rel.db") == "0011"
+    assert read_revision(work / "rel.db") == "0012"
 
 
 def test_setup_db_accepts_a_sqlite_driver_url(cli, db_path):
     out = setup_db(cli, env={"CAFLEET_DATABASE_URL": f"sqlite+pysqlite:///{db_path}"})
     assert out == CREATED.format(path=db_path)
-    assert read_revision(db_path) == "0011"
+    assert read_revision(db_path) == "0012"
 
 
 # --------------------------------------------------------------------------- from 0001
@@ -256,7 +256,7 @@ def test_migrate_to_0001_builds_the_upstream_schema_only(db, db_path):
 def test_setup_db_upgrades_from_0001(cli, db, db_path):
     migrate(db_path, target="0001")
     assert setup_db(cli) == UPGRADED
-    assert read_revision(db_path) == "0011"
+    assert read_revision(db_path) == "0012"
     assert "deliveries" in tables(db)
     for table, added in NEW_COLUMNS.items():
         assert added <= columns(db, table), table
@@ -334,8 +334,8 @@ def test_setup_db_upgrades_from_0002_and_marks_placed_panes_ready(cli, db, db_pa
         later,
     )
 
-    assert setup_db(cli) == "Upgraded from 0002 to 0011.\n"
-    assert read_revision(db_path) == "0011"
+    assert setup_db(cli) == "Upgraded from 0002 to 0012.\n"
+    assert read_revision(db_path) == "0012"
     ready = {
         r["agent_id"]: (r["ready_at"], r["ready_rule"])
         for r in db.rows("SELECT agent_id, ready_at, ready_rule FROM agent_placements")
@@ -357,7 +357,7 @@ def test_setup_db_upgrades_from_0003_and_keeps_every_delivery_as_a_keys_attempt(
         TS, TS, TS, TS,
     )  # fmt: skip
 
-    assert setup_db(cli) == "Upgraded from 0003 to 0011.\n"
+    assert setup_db(cli) == "Upgraded from 0003 to 0012.\n"
     rows = db.rows(
         "SELECT task_id, attempt, channel, state, confirmed_at FROM deliveries ORDER BY task_id"
     )
@@ -387,7 +387,7 @@ def test_setup_db_upgrades_from_0004_leaving_older_placements_without_an_identit
     seed_upstream_rows(db)
     before = {tuple(r) for r in db.rows("SELECT agent_id, mux_pane_id FROM agent_placements")}
 
-    assert setup_db(cli) == "Upgraded from 0004 to 0011.\n"
+    assert setup_db(cli) == "Upgraded from 0004 to 0012.\n"
     rows = db.rows("SELECT agent_id, mux_pane_id, pane_identity FROM agent_placements")
     assert {(r[0], r[1]) for r in rows} == before
     assert {r[2] for r in rows} == {None}  # see Placement.identity: checked as before

@@ -57,7 +57,7 @@ def test_doctor_outside_a_multiplexer_prints_every_section_and_exits_1(installed
     assert section(result.stdout, "hosts") == [f"  this host:  {os.uname().nodename}"]
     assert section(result.stdout, "database") == [
         f"  url:           sqlite:///{installed.db_path}",
-        "  revision:      0011 (head)",
+        "  revision:      0012 (head)",
         "  journal_mode:  wal",
         "  pending:       0 deliveries",
     ]
@@ -93,8 +93,8 @@ def test_doctor_json_outside_a_multiplexer(installed, cli_version):
     }
     assert report["database"] == {
         "url": f"sqlite:///{installed.db_path}",
-        "revision": "0011",
-        "head": "0011",
+        "revision": "0012",
+        "head": "0012",
         "journal_mode": "wal",
         "pending_deliveries": 0,
     }
@@ -139,7 +139,7 @@ def test_doctor_json_with_the_database_missing_uses_nulls(sandbox):
     assert report["database"] == {
         "url": f"sqlite:///{sandbox.db_path}",
         "revision": None,
-        "head": "0011",
+        "head": "0012",
         "journal_mode": None,
         "pending_deliveries": None,
     }
@@ -153,17 +153,17 @@ def test_doctor_with_a_database_behind_head(installed, revision):
     result = installed.run("doctor")
 
     assert result.code == 1, result
-    assert f"  revision:      {revision} (behind head 0011)" in result.lines
+    assert f"  revision:      {revision} (behind head 0012)" in result.lines
     report = json.loads(installed.run("--json", "doctor").stdout)
     assert (report["ok"], report["database"]["revision"]) == (False, revision)
-    assert report["database"]["head"] == "0011"
+    assert report["database"]["head"] == "0012"
 
 
 def test_doctor_with_no_installs_recorded(migrated, cli_version):
     result = migrated.run("doctor")
 
     assert result.code == 1, result
-    assert "  revision:      0011 (head)" in result.lines
+    assert "  revision:      0012 (head)" in result.lines
     assert section(result.stdout, "skills") == [f"  cli_version: {cli_version}", NO_INSTALLS]
 
 
@@ -268,7 +268,7 @@ def test_doctor_inside_tmux_with_everything_current_exits_0(installed, private_t
     ]
     assert private_tmux.window_id.startswith("@")
     assert private_tmux.pane_id.startswith("%")
-    assert "  revision:      0011 (head)" in result.lines
+    assert "  revision:      0012 (head)" in result.lines
     _, claude_line = section(result.stdout, "skills")
     assert skill_row(claude_line)[3] == "ok"
 

@@ -53,7 +53,7 @@ def test_bare_setup_prints_db_line_then_one_line_per_detected_home(
     assert result.code == 0, result
     assert result.stderr == ""
     assert result.lines == [
-        f"Created {sandbox.db_path} and applied migrations to head (0011).",
+        f"Created {sandbox.db_path} and applied migrations to head (0012).",
         installed_line("claude", cli_version),
         installed_line("opencode", cli_version),
     ]
@@ -92,7 +92,7 @@ def test_bare_setup_twice_is_idempotent_and_refreshes_the_install_time(sandbox, 
     second = sandbox.ok("setup")
 
     assert second.splitlines() == [
-        "Already at head (0011); nothing to do.",
+        "Already at head (0012); nothing to do.",
         installed_line("claude", cli_version),
     ]
     (again,) = sandbox.sql("SELECT installed_at FROM skill_installs")
@@ -117,7 +117,7 @@ def test_bare_setup_without_homes_installs_into_the_shared_folder_and_succeeds(
     assert result.code == 0, result
     assert result.stderr == ""
     assert result.lines == [
-        f"Created {sandbox.db_path} and applied migrations to head (0011).",
+        f"Created {sandbox.db_path} and applied migrations to head (0012).",
         f"agents: installed cafleet, cafleet-design-doc, cafleet-research (v{cli_version})"
         " -> ~/.agents/skills",
         NO_HOMES,
@@ -224,10 +224,10 @@ def test_setup_db_creates_the_parent_directory_and_uses_wal(sandbox):
 
     out = sandbox.ok("setup", "db", env={"CAFLEET_DATABASE_URL": f"sqlite:///{nested}"})
 
-    assert out == f"Created {nested} and applied migrations to head (0011).\n"
+    assert out == f"Created {nested} and applied migrations to head (0012).\n"
     sandbox.db_path = nested
     assert sandbox.sql("PRAGMA journal_mode") == [("wal",)]
-    assert sandbox.sql("SELECT version_num FROM alembic_version") == [("0011",)]
+    assert sandbox.sql("SELECT version_num FROM alembic_version") == [("0012",)]
 
 
 def test_setup_group_help_does_not_touch_the_database(sandbox):

@@ -168,7 +168,7 @@ def test_bare_setup_also_refreshes_a_stale_record(installed, cli_version):
 
     out = installed.ok("setup")
 
-    assert out.splitlines()[0] == "Already at head (0011); nothing to do."
+    assert out.splitlines()[0] == "Already at head (0012); nothing to do."
     assert installed.installs() == {"claude": cli_version}
     assert installed.ok("fleet", "list") == "No fleets found.\n"
 

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from alembic.config import Config
     from sqlalchemy import Connection
 
-HEAD_REVISION = "0011"
+HEAD_REVISION = "0012"
 MIGRATIONS = Path(__file__).resolve().parent.parent.parent / "migrations"
 
 
