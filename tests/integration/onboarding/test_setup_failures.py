@@ -41,12 +41,12 @@ def test_unwritable_skills_dir_fails_the_skills_half_but_not_the_db_half(sandbox
 
     assert result.code == 1, result
     created, failure = result.lines
-    assert created == f"Created {sandbox.db_path} and applied migrations to head (0011)."
+    assert created == f"Created {sandbox.db_path} and applied migrations to head (0012)."
     prefix = f"skills half failed: failed to install skills into {blocker}: "
     assert failure.startswith(prefix), failure
     assert failure.removeprefix(prefix).strip() != ""
     assert result.stderr == "Error: skills half failed\n"
-    assert sandbox.sql("SELECT version_num FROM alembic_version") == [("0011",)]
+    assert sandbox.sql("SELECT version_num FROM alembic_version") == [("0012",)]
     assert sandbox.installs() == {}
     assert blocker.read_text() == "not a directory\n"
 
