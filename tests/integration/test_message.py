@@ -11,6 +11,8 @@ from datetime import UTC, datetime
 import pytest
 from tests.support.cli_messages import Messages
 
+from cafleet.adapters.sqlite.direct.statements import COLUMNS
+
 pytestmark = pytest.mark.both_stores  # and on PostgreSQL (conftest.py)
 
 TS = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00"
@@ -27,8 +29,12 @@ def director_shell(tmux):
     return tmux.run("display-message", "-p", "-t", tmux.pane_id, "#{pane_current_command}")
 
 
+# a message's own columns (PostgreSQL's store adds the stored search vector beside them)
+MESSAGE_COLUMNS = ", ".join(COLUMNS["tasks"])
+
+
 def task_row(db, task_id):
-    return db.row("SELECT * FROM tasks WHERE task_id = ?", task_id)
+    return db.row(f"SELECT {MESSAGE_COLUMNS} FROM tasks WHERE task_id = ?", task_id)
 
 
 def compact_header(task_id, sender, ts, *segments):
