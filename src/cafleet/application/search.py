@@ -47,7 +47,7 @@ class SearchService:
                 else history_reader(uow, fleet_id, agent_id, caller)
             )
             found = _pages(uow, fleet_id, query)
-            if query.to_agent_id is None:  # a named recipient has a copy of its own
+            if query.folds_broadcasts:
                 found = once_per_broadcast(found, _message_of)
             hits = list(islice(found, query.limit))
         return SearchResult(query, tuple(hits), fleet.deleted_at)

@@ -35,6 +35,12 @@ class SearchQuery:
     def words(self) -> list[str]:
         return self.text.split()
 
+    @property
+    def folds_broadcasts(self) -> bool:
+        """A broadcast is one hit, shown as to all, unless a recipient is named: then each
+        hit is that recipient's own copy."""
+        return self.to_agent_id is None
+
     def checked(self) -> SearchQuery:
         if not self.words:
             raise UsageProblem("the search query is empty")

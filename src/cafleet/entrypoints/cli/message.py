@@ -370,7 +370,7 @@ def search(
     lines = [count_line(len(found.hits), "hit")]
     for hit in found.hits:
         m = hit.message
-        to = _addressee(m, named=query.to_agent_id is not None)
+        to = _addressee(m, folded=query.folds_broadcasts)
         head = f"[{m.task_id} | {m.from_agent_id} -> {to} | {iso(m.created_at)}]"
         if m.in_reply_to is not None:
             head = head[:-1] + f" | re:{m.in_reply_to}]"
@@ -396,10 +396,10 @@ def _in_thread(render: MessageRenderer, m: Message) -> str:
     return f"{m.from_agent_id} -> {_addressee(m)}: {render.text(m)}"
 
 
-def _addressee(m: Message, *, named: bool = False) -> str:
-    """Whom a message went to, as lists show it: a broadcast's copy went to all, unless
-    its recipient was asked for by name."""
-    return "all" if m.is_copy and not named else str(m.to_agent_id)
+def _addressee(m: Message, *, folded: bool = True) -> str:
+    """Whom a message went to, as lists show it: a broadcast's copy went to all, where the
+    list shows each broadcast once."""
+    return "all" if m.is_copy and folded else str(m.to_agent_id)
 
 
 def _shown_text(render: MessageRenderer, detail: MessageDetail) -> str:
