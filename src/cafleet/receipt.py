@@ -4,8 +4,10 @@ agent took these messages in.
 Claude Code's `UserPromptSubmit` hook starts this, detached, when the prompt it was given
 holds CAFleet previews (a typed preview, or mail a waiting hook handed over), so the ledger
 can tell a message the agent really received from one typed into its pane and never taken.
-It runs with the member's environment (its `CAFLEET_*` settings), prints nothing, and a
-failure changes nothing.
+The hook fires as the preview is submitted, often before the sender has recorded the
+announcement: this then waits for that record (`MessagingService.confirm`). It runs with
+the member's environment (its `CAFLEET_*` settings), prints nothing, and a failure changes
+nothing.
 """
 
 from __future__ import annotations

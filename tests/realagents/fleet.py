@@ -132,8 +132,23 @@ class Fleet:
             sent = [d for d in self.ledger(task_id) if d["state"] == "sent"]
             if sent and sent[-1]["confirmed_at"]:
                 return str(sent[-1]["confirmed_at"])
-            assert time.monotonic() < deadline, f"no receipt for {task_id}: {sent}"
+            if time.monotonic() > deadline:
+                recipient = sent[-1]["recipient_agent_id"] if sent else None
+                raise AssertionError(
+                    f"no receipt for {task_id}: {sent}\n{self.hook_record(recipient)}"
+                )
             time.sleep(0.3)
+
+    def hook_record(self, member: int | None) -> str:
+        """What the member's hooks recorded (Claude Code's prompt hook names the previews
+        its prompts carried), for a failure to show."""
+        with self.components().uow()() as uow:
+            placement = None if member is None else uow.placements.get(member)
+        pad = None if placement is None else placement.launch_pad
+        events = None if pad is None else Path(pad) / "events"
+        if events is None or not events.exists():
+            return "(no hook record)"
+        return f"hook record:\n{events.read_text()}"
 
     def announced_once(self, task_id: int) -> str | None:
         """The channel that delivered the message, asserting that exactly one did and that

@@ -5,7 +5,10 @@ Spec §3.5, §5.6, §6.1–§6.3.
 
 from __future__ import annotations
 
+import threading
+import time
 from dataclasses import dataclass
+from datetime import timedelta
 
 import pytest
 
@@ -16,6 +19,7 @@ from cafleet.adapters.fake.store import MemoryStore
 from cafleet.application.fleets import FleetCreated
 from cafleet.application.messaging import MessagingService
 from cafleet.application.ports import Announcement
+from cafleet.application.receipts import RECEIPT_POLL_SECONDS
 from cafleet.domain.delivery import JOIN_WINDOW_SECONDS, DeliveryState, PushOutcome
 from cafleet.domain.errors import CafleetError, ErrorKind, Invalid, NotFound
 from cafleet.domain.message import MessageState, MessageType
@@ -654,6 +658,63 @@ def test_a_receipt_confirms_the_sent_attempt_once_and_only_for_its_recipient(
 
     rows = world.deliveries(task)
     assert [d.confirmed_at for d in rows] == [None, first]  # the skipped try took nothing in
+    assert clock.slept == []  # nothing of it was still being announced: no receipt waited
+
+
+class StillClock(FakeClock):
+    """Time stands still while a receipt waits, which lets the announcing thread go on."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waited = threading.Event()
+
+    def sleep(self, seconds: float) -> None:
+        self.waited.set()
+        time.sleep(0.005)
+
+
+def test_a_receipt_that_comes_while_its_message_is_announced_is_written_once_recorded(
+    store: MemoryStore, team: Team, world
+) -> None:
+    clock = StillClock()
+    taken_at = clock.now() + timedelta(seconds=1)
+    receipts: list[int] = []
+    hooks: list[threading.Thread] = []
+
+    def announce(a: Announcement) -> PushOutcome:
+        # the agent's prompt hook reports the preview while the sender still checks it
+        hook = threading.Thread(
+            target=lambda: receipts.append(service.confirm(team.worker, [a.task_id], taken_at))
+        )
+        hooks.append(hook)
+        hook.start()
+        assert clock.waited.wait(5)  # the receipt found the row still being announced
+        return PushOutcome.sent("tmux", "%1")
+
+    service = MessagingService(store, clock, RecordingNotifier(announce), ThreadLocks())
+    task = service.send(team.fleet_id, team.director, team.worker, "hi").message.task_id
+    hooks[0].join(5)
+
+    assert receipts == [1]
+    [row] = world.deliveries(task)
+    assert (row.state, row.confirmed_at) == (DeliveryState.SENT, taken_at)
+
+
+def test_a_receipt_waits_for_an_announcement_no_longer_than_its_patience(
+    store: MemoryStore, clock: FakeClock, team: Team, world
+) -> None:
+    receipts: list[int] = []
+
+    def announce(a: Announcement) -> PushOutcome:  # a receipt whose announcement never ends
+        receipts.append(service.confirm(team.worker, [a.task_id], clock.now(), patience=3))
+        return PushOutcome.sent("tmux", "%1")
+
+    service = MessagingService(store, clock, RecordingNotifier(announce), ThreadLocks())
+    task = service.send(team.fleet_id, team.director, team.worker, "hi").message.task_id
+
+    assert receipts == [0]
+    assert sum(clock.slept) == pytest.approx(3, abs=RECEIPT_POLL_SECONDS)
+    assert [d.confirmed_at for d in world.deliveries(task)] == [None]
 
 
 def test_each_announcement_carries_the_recent_unread_ones_the_agent_has_not_taken_in(

@@ -34,6 +34,11 @@ from cafleet.application.ports import (
     UnitOfWork,
     UnitOfWorkFactory,
 )
+from cafleet.application.receipts import (
+    RECEIPT_PATIENCE_SECONDS,
+    RECEIPT_POLL_SECONDS,
+    confirm_taken,
+)
 from cafleet.domain.agent import Agent
 from cafleet.domain.bounds import DEFAULT_MAX_BODY_BYTES
 from cafleet.domain.delivery import (
@@ -300,13 +305,27 @@ class MessagingService:
         shown = once_per_broadcast((m for m in found if not m.is_summary), _itself)
         return Thread(message.thread, tuple(shown), fleet.deleted_at)
 
-    def confirm(self, recipient_agent_id: int, task_ids: Sequence[int], at: datetime) -> int:
+    def confirm(
+        self,
+        recipient_agent_id: int,
+        task_ids: Sequence[int],
+        at: datetime,
+        patience: float = RECEIPT_PATIENCE_SECONDS,
+    ) -> int:
         """The recipient's agent says it took these messages in (its own hook saw the
-        preview in a prompt); the first such word is kept. How many attempts it confirmed."""
-        with self._uow(write=True) as uow:
-            confirmed = uow.deliveries.confirm(recipient_agent_id, task_ids, at)
-            uow.commit()
-        return confirmed
+        preview in a prompt); the first such word is kept. A message still being announced
+        is confirmed once its sender records it, waited for up to `patience` seconds. How
+        many attempts it confirmed."""
+        deadline = self._clock.now() + timedelta(seconds=patience)
+        confirmed, waiting = 0, list(task_ids)
+        while True:
+            with self._uow(write=True) as uow:
+                changed, waiting = confirm_taken(uow, recipient_agent_id, waiting, at)
+                uow.commit()
+            confirmed += changed
+            if not waiting or self._clock.now() >= deadline:
+                return confirmed
+            self._clock.sleep(RECEIPT_POLL_SECONDS)
 
     def timeline(self, fleet_id: int, limit: int = 200, before: int | None = None) -> list[Message]:
         """The fleet's conversation, newest first (the fleet may be deleted: history stays)."""

@@ -6,15 +6,20 @@ server, and a prompt counts once a model answer began after it; Codex writes eac
 to its transcript. The monitor's tick records what these show as `confirmed_at` in the
 ledger (Claude Code's prompt hook also does, through `cafleet.receipt`), and the delivery
 ladder asks before it announces a message again to an agent that has not taken the last.
+
+A receipt can come before its announcement is recorded: Claude Code's prompt hook fires as
+the typed preview is submitted, while the sender still checks that it left the composer.
+Such a message is still being announced (its row pending, begun); its receipt is written
+once the row is settled (`confirm_taken` says which tasks are waiting so).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from cafleet.application.channels import known_transcript, note_of
-from cafleet.application.ports import CodexThreads, LaunchPads, UnitOfWorkFactory
+from cafleet.application.ports import CodexThreads, LaunchPads, UnitOfWork, UnitOfWorkFactory
 from cafleet.domain.agent_profiles import (
     RECEIPT_EVENTS,
     SESSION_FILE,
@@ -22,6 +27,9 @@ from cafleet.domain.agent_profiles import (
 )
 from cafleet.domain.agent_status import HookEvent
 from cafleet.domain.placement import CodingAgent, Placement
+
+RECEIPT_PATIENCE_SECONDS = 15.0  # longer than typing and checking a preview may take
+RECEIPT_POLL_SECONDS = 0.2
 
 
 class ReceiptReader:
@@ -73,11 +81,27 @@ class ReceiptRecorder:
                     fresh.setdefault((agent, at), []).append(task)
         if not fresh:
             return
+        done: set[tuple[int, int]] = set()
         with self._uow(write=True) as uow:
             for (agent, at), tasks in fresh.items():
-                uow.deliveries.confirm(agent, tasks, at)
+                _, announcing = confirm_taken(uow, agent, tasks, at)
+                done.update((agent, t) for t in tasks if t not in announcing)  # next tick
             uow.commit()
-        self._confirmed.update((agent, t) for (agent, _), tasks in fresh.items() for t in tasks)
+        self._confirmed.update(done)
+
+
+def confirm_taken(
+    uow: UnitOfWork, recipient_agent_id: int, task_ids: Sequence[int], at: datetime
+) -> tuple[int, list[int]]:
+    """Confirm the sent attempts of these messages to this recipient: how many rows changed,
+    and which of the tasks are still being announced to it (to confirm once recorded)."""
+    changed = uow.deliveries.confirm(recipient_agent_id, task_ids, at)
+    announcing = [
+        task
+        for task in task_ids
+        if (row := uow.deliveries.get(task, recipient_agent_id)) is not None and row.announcing
+    ]
+    return changed, announcing
 
 
 def _named_in(events: tuple[HookEvent, ...]) -> dict[int, datetime]:

@@ -198,10 +198,16 @@ class Delivery:
         return replace(self, attempted_at=at)
 
     @property
-    def interrupted(self) -> bool:
-        """Pending, yet a delivery of it began: only the pane's queue holder delivers, so a
-        holder that finds such a row knows the process that began it ended."""
+    def announcing(self) -> bool:
+        """Pending, yet a delivery of it began: being announced, as another process sees it
+        (unless the process that began it ended: see `interrupted`)."""
         return self.state is DeliveryState.PENDING and self.attempted_at is not None
+
+    @property
+    def interrupted(self) -> bool:
+        """Begun and still pending, as the pane's queue holder finds it: only the holder
+        delivers, so the process that began it ended."""
+        return self.announcing
 
     def attempts_of(self, outcome: PushOutcome, at: datetime) -> list[Delivery]:
         """One row per attempt of the ladder, numbered from this row's attempt on."""

@@ -12,7 +12,7 @@ from cafleet.adapters.fake.codex_threads import FakeCodexThreads
 from cafleet.adapters.fake.launch_pads import FakeLaunchPads
 from cafleet.application.monitoring import MonitorService
 from cafleet.application.ports import AgentThread
-from cafleet.application.receipts import ReceiptReader
+from cafleet.application.receipts import ReceiptReader, ReceiptRecorder
 from cafleet.domain.agent_profiles import (
     SESSION_FILE,
     SPAWN_FILE,
@@ -114,3 +114,32 @@ def test_a_codex_member_whose_conversation_is_not_known_yet_is_found_for_its_rec
     assert reader.taken(CodingAgent.CODEX, pad.location) == {4: T0}
     assert pad.files[TRANSCRIPT_FILE] == "/codex/rollout-t-1.jsonl"
     assert reader.taken(CodingAgent.CUSTOM, pad.location) == {}
+
+
+def test_a_receipt_for_a_message_still_being_announced_is_written_at_a_later_tick(
+    make_fleet: Any,
+) -> None:
+    fleet = make_fleet(members=1)
+    member = fleet.members["worker"]
+    pads, threads = FakeLaunchPads(), FakeCodexThreads()
+    pad = pads.prepare(1, member)
+    pad.files[TRANSCRIPT_FILE] = "/codex/rollout-t.jsonl"
+    threads.took["/codex/rollout-t.jsonl"] = {5: T0 + timedelta(seconds=2)}
+    announcing = Delivery(5, member, DeliveryState.PENDING, T0, attempted_at=T0)
+    with fleet.store(write=True) as uow:
+        placement = uow.placements.get(member)
+        placement = replace(placement, coding_agent=CodingAgent.CODEX, launch_pad=pad.location)
+        uow.placements.save(placement)
+        uow.deliveries.add(announcing)
+        uow.commit()
+    recorder = ReceiptRecorder(fleet.store, ReceiptReader(pads, AgentProfiles(), threads))
+
+    recorder.record([placement])  # the sender has not recorded its announcement yet
+    with fleet.store(write=True) as uow:
+        assert uow.deliveries.get(5, member).confirmed_at is None
+        uow.deliveries.save(sent(5, member))
+        uow.commit()
+    recorder.record([placement])
+
+    with fleet.store() as uow:
+        assert uow.deliveries.get(5, member).confirmed_at == T0 + timedelta(seconds=2)
