@@ -15,6 +15,11 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
+from cafleet.application.confirmations import (
+    RECEIPT_PATIENCE_SECONDS,
+    RECEIPT_POLL_SECONDS,
+    confirm_taken,
+)
 from cafleet.application.delivery_queue import QUEUE_WAIT_SECONDS, DeliveryQueue
 from cafleet.application.gathering import Gathering, Gatherings
 from cafleet.application.identity import history_reader, verified_actor
@@ -33,11 +38,6 @@ from cafleet.application.ports import (
     QueueDrains,
     UnitOfWork,
     UnitOfWorkFactory,
-)
-from cafleet.application.receipts import (
-    RECEIPT_PATIENCE_SECONDS,
-    RECEIPT_POLL_SECONDS,
-    confirm_taken,
 )
 from cafleet.domain.agent import Agent
 from cafleet.domain.bounds import DEFAULT_MAX_BODY_BYTES

@@ -6,20 +6,17 @@ server, and a prompt counts once a model answer began after it; Codex writes eac
 to its transcript. The monitor's tick records what these show as `confirmed_at` in the
 ledger (Claude Code's prompt hook also does, through `cafleet.receipt`), and the delivery
 ladder asks before it announces a message again to an agent that has not taken the last.
-
-A receipt can come before its announcement is recorded: Claude Code's prompt hook fires as
-the typed preview is submitted, while the sender still checks that it left the composer.
-Such a message is still being announced (its row pending, begun); its receipt is written
-once the row is settled (`confirm_taken` says which tasks are waiting so).
+A receipt for a message still being announced waits for its record (`confirmations`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from datetime import datetime
 
 from cafleet.application.channels import known_transcript, note_of
-from cafleet.application.ports import CodexThreads, LaunchPads, UnitOfWork, UnitOfWorkFactory
+from cafleet.application.confirmations import confirm_taken
+from cafleet.application.ports import CodexThreads, LaunchPads, UnitOfWorkFactory
 from cafleet.domain.agent_profiles import (
     RECEIPT_EVENTS,
     SESSION_FILE,
@@ -27,9 +24,6 @@ from cafleet.domain.agent_profiles import (
 )
 from cafleet.domain.agent_status import HookEvent
 from cafleet.domain.placement import CodingAgent, Placement
-
-RECEIPT_PATIENCE_SECONDS = 15.0  # longer than typing and checking a preview may take
-RECEIPT_POLL_SECONDS = 0.2
 
 
 class ReceiptReader:
@@ -88,20 +82,6 @@ class ReceiptRecorder:
                 done.update((agent, t) for t in tasks if t not in announcing)  # next tick
             uow.commit()
         self._confirmed.update(done)
-
-
-def confirm_taken(
-    uow: UnitOfWork, recipient_agent_id: int, task_ids: Sequence[int], at: datetime
-) -> tuple[int, list[int]]:
-    """Confirm the sent attempts of these messages to this recipient: how many rows changed,
-    and which of the tasks are still being announced to it (to confirm once recorded)."""
-    changed = uow.deliveries.confirm(recipient_agent_id, task_ids, at)
-    announcing = [
-        task
-        for task in task_ids
-        if (row := uow.deliveries.get(task, recipient_agent_id)) is not None and row.announcing
-    ]
-    return changed, announcing
 
 
 def _named_in(events: tuple[HookEvent, ...]) -> dict[int, datetime]:
