@@ -17,6 +17,9 @@ a. mail as `cafleet message poll` prints it (a poll's output, or hook feedback i
 b. a preview header `[cafleet msg <n> from <s> ...]` → `cafleet message poll`.
 c. a line `RUN: <cmd>` (or a typed `cafleet message poll ...` line) → run it; `RUN: ESCALATE
    <cmd>` asks Codex to run it outside its sandbox, which needs a person's approval.
+w. a line `WRITE: <absolute path> <text>` → write the text (and a line break) to that new file
+   with the agent's own file tool (Claude's `Write`, OpenCode's `write`; a shell `printf` where
+   there is none, as for Codex); the text's `RUN:` lines run once the write's result is back.
 d. `DELAY: <seconds>` → wait that long before answering.
 e. otherwise → `FAKE-DONE: <last line>`.
 A request that offers no tools (a title or other side request) gets a short text.
@@ -66,8 +69,9 @@ class Conversation:
 
 @dataclass(frozen=True)
 class Decision:
-    rule: str  # "reply" (a), "poll" (b), "run" (c), "done" (e), "title" (no tools)
+    rule: str  # "reply" (a), "poll" (b), "run" (c), "write" (w), "done" (e), "title" (no tools)
     command: str | None = None
+    file: tuple[str, str] | None = None  # for "write": (absolute path, content)
     text: str | None = None
     delay: float = 0.0
 
@@ -90,6 +94,7 @@ POLL_HEADER_RE = re.compile(r"^\[(\d+) \| from:(\d+)((?: \| [^|\]]*)*)\]\s*$", r
 PREVIEW_RE = re.compile(r"\[cafleet msg (\d+) from (\d+)[^\]]*\]")
 RUN_RE = re.compile(r"(?:^|\s)RUN: (.+?)\s*$", re.M)
 TYPED_POLL_RE = re.compile(r"^\s*(cafleet message poll\b.*?)\s*$")  # `member ping` types it
+WRITE_RE = re.compile(r"^\s*WRITE: (/\S+) (.*?)\s*$", re.M)
 DELAY_RE = re.compile(r"(?:^|\s)DELAY: (\d+(?:\.\d+)?)", re.M)
 PING_RE = re.compile(r"^ping (\S.*?)\s*$")
 PONG_RE = re.compile(r"^pong (\d+)\s*$")
@@ -160,8 +165,12 @@ def decide(conv: Conversation) -> Decision:
     previews = False  # rule b
     runs: list[str] = []  # rule c
     delay = 0.0
+    write = _pending_write(conv)
     for item in conv.new:
         output = item.kind == "tool"
+        if output and write is not None and _is_write(item.command, *write):
+            runs.extend(_run_lines(without_previews(_writing_text(conv))))
+            continue  # the file is written: the RUN lines of its text come next
         if output and item.command is not None and "message poll" not in item.command:
             continue  # only a poll's output lists mail (a send's output shows its copy)
         for msg in polled_messages(item.text):
@@ -171,9 +180,9 @@ def decide(conv: Conversation) -> Decision:
             continue
         previews = previews or bool(PREVIEW_RE.search(item.text))
         plain = without_previews(item.text)
-        for line in plain.splitlines():
-            if found := RUN_RE.search(line) or TYPED_POLL_RE.match(line):
-                runs.append(found.group(1))
+        if (wanted := WRITE_RE.search(plain)) and not replies and not previews:
+            return Decision("write", file=(wanted.group(1), wanted.group(2) + "\n"))
+        runs.extend(_run_lines(plain))
         delay += sum(float(m.group(1)) for m in DELAY_RE.finditer(plain))
     parts = [*replies, *([f"cafleet message poll {ident}"] if previews else []), *runs]
     if parts:
@@ -183,6 +192,28 @@ def decide(conv: Conversation) -> Decision:
     said = [i for i in conv.new if i.kind != "system"] or list(conv.new)
     last = said[-1].text if said else ""
     return Decision("done", text=f"FAKE-DONE: {last_line(last)}", delay=delay)
+
+
+def _run_lines(text: str) -> list[str]:
+    """The commands a user text asks to run: its `RUN:` lines and typed poll lines."""
+    found = (RUN_RE.search(line) or TYPED_POLL_RE.match(line) for line in text.splitlines())
+    return [match.group(1) for match in found if match]
+
+
+def _writing_text(conv: Conversation) -> str:
+    """The latest user text that asks for a file (rule w), or ""."""
+    return next((t for t in reversed(conv.texts) if WRITE_RE.search(without_previews(t))), "")
+
+
+def _pending_write(conv: Conversation) -> tuple[str, str] | None:
+    """(path, content) of the file the latest user text asks for, if any."""
+    found = WRITE_RE.search(without_previews(_writing_text(conv)))
+    return (found.group(1), found.group(2) + "\n") if found else None
+
+
+def _is_write(command: str | None, path: str, content: str) -> bool:
+    """Whether a tool call with this command was the write of `path` (rule w)."""
+    return command in WRITE_TOOLS or command == shell_write(path, content)
 
 
 def _answers(msg: Polled, ident: str, rounds: int | None) -> list[str]:
@@ -320,6 +351,8 @@ def chat_conversation(body: dict[str, Any]) -> Conversation:
 # --------------------------------------------------------------------------- the shell tool
 
 SHELL_TOOLS = ("Bash", "bash", "exec_command", "shell_command", "shell")
+# the agents' own tools that write a whole file: name -> (path argument, content argument)
+WRITE_TOOLS = {"Write": ("file_path", "content"), "write": ("filePath", "content")}
 ESCALATE = "ESCALATE "
 ESCALATION = {
     "sandbox_permissions": "require_escalated",
@@ -357,6 +390,23 @@ def shell_call(tools: list[dict[str, Any]], command: str) -> tuple[str, dict[str
     return name, args
 
 
+def shell_write(path: str, content: str) -> str:
+    """The shell command that writes `content` to `path`, for an agent without a file tool."""
+    line = shlex.quote(content.removesuffix("\n"))
+    return f"printf '%s\\n' {line} > {shlex.quote(path)}"
+
+
+def write_call(
+    tools: list[dict[str, Any]], path: str, content: str
+) -> tuple[str, dict[str, Any]] | None:
+    """(tool name, arguments) writing the file with the agent's own tool, else its shell."""
+    names = {_tool_name(tool) for tool in tools}
+    for name, (path_arg, content_arg) in WRITE_TOOLS.items():
+        if name in names:
+            return name, {path_arg: path, content_arg: content}
+    return shell_call(tools, shell_write(path, content))
+
+
 # --------------------------------------------------------------------------- answers per wire
 
 _ids = itertools.count(1)
@@ -374,7 +424,10 @@ def _sse(event: str | None, data: dict[str, Any] | str) -> bytes:
 def _call_or_text(
     decision: Decision, tools: list[dict[str, Any]]
 ) -> tuple[tuple[str, dict[str, Any]] | None, str]:
-    call = shell_call(tools, decision.command) if decision.command else None
+    if decision.file is not None:
+        call = write_call(tools, *decision.file)
+    else:
+        call = shell_call(tools, decision.command) if decision.command else None
     text = decision.text or ("" if call else f"FAKE-DONE: no shell tool for {decision.command}")
     return call, text
 

@@ -23,6 +23,8 @@ from realagents.model_server import (
     polled_messages,
     responses_conversation,
     shell_call,
+    shell_write,
+    write_call,
 )
 
 PROMPT = "You are w. FLEET ID: 1. YOUR MEMBER ID: 4. DIRECTOR ID: 1."
@@ -284,6 +286,50 @@ def test_the_shell_tool_is_chosen_from_the_request(
 def test_codex_prefers_exec_command_when_several_are_offered() -> None:
     tools = [fn("shell", command={"type": "array"}), fn("exec_command", cmd={})]
     assert shell_call(tools, "ls") == ("exec_command", {"cmd": "ls"})
+
+
+WRITING = f"{PROMPT}\nWRITE: /w/note.txt it's done\nRUN: git add note.txt"
+
+
+def test_a_write_line_is_written_first_and_its_run_lines_after() -> None:
+    first = decide(conv(Item("user", WRITING), prompt=WRITING))
+    assert (first.rule, first.file, first.command) == (
+        "write",
+        ("/w/note.txt", "it's done\n"),
+        None,
+    )
+
+    for tool in ("Write", "write", shell_write("/w/note.txt", "it's done\n")):
+        then = decide(conv(Item("tool", "", tool), prompt=WRITING))
+        assert (then.rule, then.command) == ("run", "git add note.txt"), tool
+    # any other tool's output still ends the turn
+    assert decide(conv(Item("tool", "ok", "git add note.txt"), prompt=WRITING)).rule == "done"
+
+
+@pytest.mark.parametrize(
+    ("tools", "call"),
+    [
+        ([{"name": "Bash"}, {"name": "Write"}], ("Write", {"file_path": "/w/a", "content": "x\n"})),
+        (
+            [{"type": "function", "function": fn("write")}],
+            ("write", {"filePath": "/w/a", "content": "x\n"}),
+        ),
+        ([fn("exec_command", cmd={})], ("exec_command", {"cmd": "printf '%s\\n' x > /w/a"})),
+    ],
+)
+def test_a_file_is_written_with_the_agents_own_tool_else_its_shell(
+    tools: list[dict[str, Any]], call: tuple[str, dict[str, Any]]
+) -> None:
+    assert write_call(tools, "/w/a", "x\n") == call
+
+
+def test_the_shell_write_writes_the_text_as_it_is(tmp_path: Path) -> None:
+    target = tmp_path / "it's here.txt"
+    text = "a 'quoted' $HOME and a \\ back\n"
+
+    subprocess.run(["bash", "-c", shell_write(str(target), text)], check=True)
+
+    assert target.read_text() == text
 
 
 # --------------------------------------------------------------------------- over HTTP
