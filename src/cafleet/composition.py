@@ -285,6 +285,7 @@ class Components:
         require_current(installs, __version__)
 
     def member_spawner(self) -> MemberSpawner:
+        from cafleet.adapters.git_dirs import git_directories
         from cafleet.adapters.opencode_preset import ensure_opencode_preset
         from cafleet.adapters.programs import SystemPrograms
         from cafleet.application.spawning import MemberSpawner, SpawnContext
@@ -292,14 +293,16 @@ class Components:
         # a member reaches the same store: the file by its absolute path (its sandbox must
         # write beside it), or the PostgreSQL URL as given
         path = None if self.settings.on_postgres else self.settings.require_database_path()
+        cwd = os.getcwd()
         context = SpawnContext(
             caller_env=self.env,
-            cwd=os.getcwd(),
+            cwd=cwd,
             database_url=f"sqlite:///{path.absolute()}" if path else self.settings.database_url,
             default_agent_command=self.settings.custom_agent_command,
             home=self.user_home,
             start_timeout=self.settings.start_timeout,
             database_dir=str(path.absolute().parent) if path else None,
+            git_dirs=git_directories(cwd, self.env),
         )
         preset = self.agent_homes.opencode_preset
         return MemberSpawner(

@@ -11,6 +11,7 @@ import pytest
 
 from cafleet.domain.agent_profiles import (
     ALLOW_CAFLEET,
+    CLAUDE_FLOOR,
     PROFILES,
     AgentProfiles,
     HttpFacts,
@@ -52,6 +53,9 @@ def launch(binary: str, **changes: object) -> LaunchContext:
 # --------------------------------------------------------------------------- argv
 
 
+FLOOR = ",".join(CLAUDE_FLOOR)
+
+
 def test_claude_argv_in_full() -> None:
     argv = CLAUDE.argv(
         launch(
@@ -59,12 +63,13 @@ def test_claude_argv_in_full() -> None:
             model="opus",
             hook_settings="/run/pad/agent-settings.json",
             database_dir="/data",  # claude's tools are not sandboxed: nothing to add
+            git_dirs=("/work/.git",),
             extra_args=("--verbose",),
         )
     )
 
     assert argv == [
-        "/b/claude", "--permission-mode", "dontAsk", "--allowedTools", "Bash(cafleet:*)",
+        "/b/claude", "--permission-mode", "dontAsk", "--allowedTools", FLOOR,
         "--name", "coder", "--settings", "/run/pad/agent-settings.json", "--model", "opus",
         "--verbose", "--", "do the work",
     ]  # fmt: skip
@@ -73,8 +78,37 @@ def test_claude_argv_in_full() -> None:
 
 def test_claude_argv_bare() -> None:
     assert CLAUDE.argv(launch("/b/claude")) == [
-        "/b/claude", "--permission-mode", "dontAsk", "--allowedTools", "Bash(cafleet:*)",
+        "/b/claude", "--permission-mode", "dontAsk", "--allowedTools", FLOOR,
         "--name", "coder", "--", "do the work",
+    ]  # fmt: skip
+
+
+def test_claudes_floor_allows_a_coding_agents_work_in_the_workspace_and_no_more() -> None:
+    floor = set(CLAUDE_FLOOR)
+    assert {ALLOW_CAFLEET, "Edit(./**)", "Bash(git add:*)", "Bash(git commit:*)"} <= floor
+    assert {"Bash(pytest:*)", "Bash(python -m pytest:*)", "Bash(npm test:*)"} <= floor
+    assert {"Bash(make:*)", "Bash(cargo test:*)", "Bash(go test:*)"} <= floor
+    # no tool without a scope, no path beyond the working directory, no network or push
+    assert all("(" in rule and not rule.startswith(("Edit(/", "Edit(~")) for rule in floor)
+    for refused in ("git push", "git reset", "git checkout", "git clean", "curl", "wget", "ssh"):
+        assert not any(rule.startswith(f"Bash({refused}") for rule in floor), refused
+    assert "," not in "".join(rule[rule.index("(") :] for rule in floor)  # one flag holds all
+
+
+@pytest.mark.parametrize(
+    "own",
+    [
+        ("--permission-mode", "acceptEdits"),
+        ("--permission-mode=acceptEdits",),
+        ("--dangerously-skip-permissions",),
+    ],
+)
+def test_the_users_own_claude_mode_flag_replaces_dontask(own: tuple[str, ...]) -> None:
+    argv = CLAUDE.argv(launch("/b/claude", extra_args=own))
+
+    assert "dontAsk" not in argv
+    assert argv == [
+        "/b/claude", "--allowedTools", FLOOR, "--name", "coder", *own, "--", "do the work",
     ]  # fmt: skip
 
 
@@ -117,6 +151,20 @@ def test_the_users_own_approval_or_sandbox_flag_replaces_cafleets(
 
 def test_codex_argv_bare_has_no_name() -> None:
     assert CODEX.argv(launch("/b/codex")) == ["/b/codex", *CODEX_HEAD, "--", "do the work"]
+
+
+def test_codex_may_write_the_repositorys_git_directories_to_commit() -> None:
+    git_dirs = ("/src/main/.git", "/src/other/.git")
+
+    argv = CODEX.argv(launch("/b/codex", database_dir="/data", git_dirs=git_dirs))
+
+    assert argv == [
+        "/b/codex", *CODEX_HEAD, "--add-dir", "/data", "--add-dir", "/src/main/.git",
+        "--add-dir", "/src/other/.git", "--", "do the work",
+    ]  # fmt: skip
+    assert CODEX.argv(launch("/b/codex", git_dirs=git_dirs[:1]))[-4:] == [
+        "--add-dir", "/src/main/.git", "--", "do the work",
+    ]  # fmt: skip
 
 
 def test_opencode_argv_in_full() -> None:

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from cafleet.domain.agent_profiles import AgentProfiles, ProfileOverrides, session_variables
+from cafleet.domain.agent_profiles import (
+    CLAUDE_FLOOR,
+    AgentProfiles,
+    ProfileOverrides,
+    session_variables,
+)
 from cafleet.domain.coding_agents import (
     CustomCommand,
     LaunchSpec,
@@ -22,6 +27,7 @@ from cafleet.domain.coding_agents import (
 from cafleet.domain.errors import ErrorKind, UsageProblem
 from cafleet.domain.placement import CodingAgent, Multiplexer
 
+FLOOR = ",".join(CLAUDE_FLOOR)
 IDENTITY = SpawnIdentity(fleet_id=4, agent_id=17, director_agent_id=9)
 VALUES = IDENTITY.placeholders(CodingAgent.CODEX)
 
@@ -188,7 +194,7 @@ class TestBuiltInArgv:
             "--permission-mode",
             "dontAsk",
             "--allowedTools",
-            "Bash(cafleet:*)",
+            FLOOR,
             "--name",
             "coder",
             "--",
@@ -201,7 +207,7 @@ class TestBuiltInArgv:
             "--permission-mode",
             "dontAsk",
             "--allowedTools",
-            "Bash(cafleet:*)",
+            FLOOR,
             "--name",
             "coder",
             "--model",

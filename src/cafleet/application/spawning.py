@@ -121,6 +121,7 @@ class SpawnContext:
     home: Path
     start_timeout: float = 90.0
     database_dir: str | None = None  # a sandboxed agent must be able to write here
+    git_dirs: tuple[str, ...] = ()  # the git directories of `cwd`'s repository, if any
 
 
 @dataclass(frozen=True)
@@ -240,6 +241,7 @@ class MemberSpawner:
             identity=identity,
             profile=profile,
             database_dir=self._context.database_dir,
+            git_dirs=self._context.git_dirs,
             hook_settings=pad.write("agent-settings.json", settings) if settings else None,
             http_port=endpoint.port if endpoint else None,
         )

@@ -40,6 +40,25 @@ class ReadyRule(StrEnum):
 
 
 ALLOW_CAFLEET = "Bash(cafleet:*)"
+# the usual test and build runners, which run the project's own commands
+TEST_RUNNERS = (
+    "pytest", "python -m pytest", "python3 -m pytest", "uv run pytest", "tox",
+    "python -m unittest", "python3 -m unittest", "npm test", "npm run", "pnpm test",
+    "pnpm run", "yarn test", "yarn run", "make", "cargo test", "cargo build", "cargo check",
+    "go test", "go build", "go vet",
+)  # fmt: skip
+# A Claude Code member's floor (docs/agents.md, "What a member may do by default"): under
+# dontAsk whatever no rule allows is refused, never asked. A path rule for Edit covers the
+# file tools and the shell's redirections alike; the file commands are those Claude Code's
+# own acceptEdits mode runs, and it checks their paths against the working directory itself.
+# Git reads and other read-only commands need no rule.
+CLAUDE_FLOOR = (
+    ALLOW_CAFLEET,
+    "Edit(./**)",
+    *(f"Bash({command}:*)" for command in ("mkdir", "touch", "cp", "mv", "rm", "rmdir", "sed")),
+    *(f"Bash(git {verb}:*)" for verb in ("add", "commit", "mv", "rm")),
+    *(f"Bash({runner}:*)" for runner in TEST_RUNNERS),
+)
 DIALOG_ROWS = 15  # a start-up screen: the whole dialog
 # While the agent works, a dialog ends the screen with its keys line ("Esc to cancel"), and
 # the messages CAFleet typed stay above the composer: only the last rows may count.
@@ -79,6 +98,8 @@ class LaunchContext:
     model: str | None = None
     http_port: int | None = None  # the agent's own server, where the profile has one
     database_dir: str | None = None  # must stay writable from the agent's tool sandbox
+    # the working directory's git directories, which a sandbox keeps read-only unless told
+    git_dirs: tuple[str, ...] = ()
     hook_settings: str | None = None  # a file the profile's hook settings were written to
     extra_args: tuple[str, ...] = ()  # the user's own flags (CAFLEET_AGENT_ARGS_<AGENT>)
 
@@ -428,12 +449,17 @@ def _model_option(model: str | None) -> list[str]:
 
 
 def _claude_argv(launch: LaunchContext) -> list[str]:
-    # dontAsk refuses every tool without an allow rule; the rule lets the member run cafleet
-    head = ["--permission-mode", "dontAsk", "--allowedTools", ALLOW_CAFLEET, "--name", launch.name]
+    # dontAsk refuses, never asks, what no rule allows; the floor's rules add to the user's own
+    # (a deny rule of theirs still wins). The user's own mode flag replaces dontAsk.
+    mode = ("--dangerously-skip-permissions", "--permission-mode")
     settings = ["--settings", launch.hook_settings] if launch.hook_settings else []
     return [
         launch.binary,
-        *head,
+        *_unless_given(launch.extra_args, mode, "dontAsk"),
+        "--allowedTools",
+        ",".join(CLAUDE_FLOOR),
+        "--name",
+        launch.name,
         *settings,
         *_model_option(launch.model),
         *launch.extra_args,
@@ -446,9 +472,11 @@ def _codex_argv(launch: LaunchContext) -> list[str]:
     # --no-daemon: a shared app-server would run every member's tools with the environment of
     # whichever member started it, and outlive them all. allow_login_shell=false keeps the
     # member's PATH (a login shell resets it). The sandbox must reach the multiplexer's Unix
-    # socket (network_access) and write the database's directory.
+    # socket (network_access) and write the database's directory, and the repository's git
+    # directories, which workspace-write keeps read-only (else no `git commit`).
     # The user's own approval or sandbox flag replaces CAFleet's (codex refuses a flag twice).
-    writable = ["--add-dir", launch.database_dir] if launch.database_dir else []
+    added = [path for path in (launch.database_dir, *launch.git_dirs) if path]
+    writable = [word for path in added for word in ("--add-dir", path)]
     return [
         launch.binary,
         "--no-daemon",
@@ -503,7 +531,7 @@ PROFILES: Mapping[CodingAgent, AgentProfile] = {
         ),
         composer_marks=("❯",),  # the composer's row: `❯ TEXT`
         session_variables=("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SSE_PORT"),
-        notes="dontAsk with an allow rule for cafleet; hooks report state and take mail",
+        notes="dontAsk with the floor's rules (cafleet, edits, tests, commits); hooks take mail",
         channels=(Channel.CLAUDE_HOOK,),
         hook_statuses={
             "prompt": AgentStatus.WORKING,
@@ -531,7 +559,7 @@ PROFILES: Mapping[CodingAgent, AgentProfile] = {
         ),
         composer_marks=("›",),  # `› TEXT`, or its placeholder `› Ask Codex to do anything`
         session_variables=("CODEX_SANDBOX", "CODEX_SANDBOX_NETWORK_DISABLED", "CODEX_THREAD_ID"),
-        notes="no daemon, no login shell; workspace-write sandbox that reaches tmux and the db",
+        notes="no daemon, no login shell; workspace-write that reaches tmux, the db and .git",
         channels=(Channel.CODEX_QUEUE,),
         config_home=ConfigHome("CODEX_HOME", ".codex"),
         dialogs_tell_waiting=True,

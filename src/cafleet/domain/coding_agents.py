@@ -322,6 +322,7 @@ class LaunchSpec:
         identity: SpawnIdentity,
         profile: AgentProfile | None = None,
         database_dir: str | None = None,
+        git_dirs: tuple[str, ...] = (),
         hook_settings: str | None = None,
         http_port: int | None = None,
     ) -> list[str]:
@@ -342,6 +343,7 @@ class LaunchSpec:
             prompt=prompt,
             model=self.model,
             database_dir=database_dir,
+            git_dirs=git_dirs,
             hook_settings=hook_settings,
             http_port=http_port,
         )

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
+from cafleet.domain.agent_profiles import CLAUDE_FLOOR
+
 NO_MUX = (
     "no supported multiplexer detected: neither HERDR_ENV nor TMUX is set; run cafleet inside"
     " a tmux or herdr session, or set CAFLEET_MULTIPLEXER"
 )
+FLOOR = shlex.quote(",".join(CLAUDE_FLOOR))
 NO_INSTALLS = "  (no skills install recorded; run 'cafleet setup')"
 
 
@@ -353,7 +357,7 @@ def test_doctor_shows_what_runs_for_each_agent(installed):
     assert result.code == 1, result  # only because no multiplexer runs here
     assert section(result.stdout, "agents") == [
         f"  claude: {claude}",
-        f"    runs:     {claude} --permission-mode dontAsk --allowedTools 'Bash(cafleet:*)'"
+        f"    runs:     {claude} --permission-mode dontAsk --allowedTools {FLOOR}"
         " --name '<name>' --settings '<hook settings>' -- '<prompt>'",
         "    ready by: hook, screen, wait",
         "    delivers: claude-hook, then herdr-prompt (on herdr), then keys",
@@ -393,7 +397,7 @@ def test_doctor_json_lists_each_agent_profile(installed):
     claude, codex, opencode = agents
     assert claude["binary"] is None
     assert claude["argv"] == [
-        "claude", "--permission-mode", "dontAsk", "--allowedTools", "Bash(cafleet:*)",
+        "claude", "--permission-mode", "dontAsk", "--allowedTools", ",".join(CLAUDE_FLOOR),
         "--name", "<name>", "--settings", "<hook settings>", "--", "<prompt>",
     ]  # fmt: skip
     assert (claude["foreground_names"], claude["ready_rules"], claude["submit_delay"]) == (
@@ -446,7 +450,7 @@ def test_doctor_agents_follow_the_settings(installed):
     assert opencode["submit_delay"] == 1.5
     agents = section(text, "agents")
     assert agents[1] == (
-        "    runs:     claude --permission-mode dontAsk --allowedTools 'Bash(cafleet:*)'"
+        f"    runs:     claude --permission-mode dontAsk --allowedTools {FLOOR}"
         " --name '<name>' -- '<prompt>'"
     )
     assert agents[2:5] == [

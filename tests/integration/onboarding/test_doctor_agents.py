@@ -6,8 +6,11 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import subprocess
 from pathlib import Path
 from typing import Any
+
+from cafleet.domain.agent_profiles import CLAUDE_FLOOR
 
 
 def fake_binary(directory: Path, name: str) -> Path:
@@ -35,7 +38,7 @@ def test_doctor_json_lists_every_agent_with_its_binary_and_command_line(
     assert agents["claude"]["binary"] == str(claude)
     argv = agents["claude"]["argv"]
     assert argv[0] == str(claude)
-    assert argv[argv.index("--allowedTools") + 1] == "Bash(cafleet:*)"
+    assert argv[argv.index("--allowedTools") + 1] == ",".join(CLAUDE_FLOOR)
     assert argv[-2:] == ["--", "<prompt>"]
     assert agents["claude"]["ready_rules"] == ["hook", "screen", "wait"]
     assert agents["codex"]["binary"] is None
@@ -44,6 +47,21 @@ def test_doctor_json_lists_every_agent_with_its_binary_and_command_line(
         installed.db_path.parent
     )
     assert "<free port>" in agents["opencode"]["argv"]
+
+
+def test_doctor_shows_that_codex_may_write_the_repositorys_git_directory(installed: Any) -> None:
+    subprocess.run(["git", "init", "-q", str(installed.home)], check=True)
+    path = f"/usr/bin{os.pathsep}/bin"
+
+    without_git = agents_of(
+        json.loads(installed.run("--json", "doctor", env={"PATH": "/nowhere"}).stdout)
+    )
+    inside = agents_of(json.loads(installed.run("--json", "doctor", env={"PATH": path}).stdout))
+
+    git_dir = str((installed.home / ".git").resolve())
+    assert inside["codex"]["argv"][-4:] == ["--add-dir", git_dir, "--", "<prompt>"]
+    assert git_dir not in without_git["codex"]["argv"]  # no git on PATH: nothing to add
+    assert git_dir not in inside["claude"]["argv"]
 
 
 def test_doctor_applies_the_users_overrides(installed: Any) -> None:

@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from panes_support import Member, PaneFleet, Result, wait_until
 
+from cafleet.domain.agent_profiles import CLAUDE_FLOOR
+
 pytestmark = pytest.mark.tmux
 
 DIALOG = "do you want to proceed"
@@ -109,7 +111,7 @@ def test_a_claude_member_is_ready_when_its_hook_reports_the_prompt(
     settings = argv[argv.index("--settings") + 1]
     rendered = f"Member {member.agent_id}: report to {fleet.director}."
     assert argv == [
-        "--permission-mode", "dontAsk", "--allowedTools", "Bash(cafleet:*)",
+        "--permission-mode", "dontAsk", "--allowedTools", ",".join(CLAUDE_FLOOR),
         "--name", "worker", "--settings", settings, "--", rendered,
     ]  # fmt: skip
     assert Path(settings).parent.parent == members_dir(fleet)

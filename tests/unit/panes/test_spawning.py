@@ -16,7 +16,7 @@ from cafleet.application.fleets import FleetCreated
 from cafleet.application.ports import LauncherStatus
 from cafleet.application.spawning import MemberCreated, MemberRequest, MemberSpawner, SpawnContext
 from cafleet.domain.agent import AgentStatus, CardKind
-from cafleet.domain.agent_profiles import SPAWN_FILE, ReadyRule, SpawnFacts
+from cafleet.domain.agent_profiles import CLAUDE_FLOOR, SPAWN_FILE, ReadyRule, SpawnFacts
 from cafleet.domain.coding_agents import MAX_PROMPT_BYTES
 from cafleet.domain.errors import CafleetError, Conflict, Invalid, Unavailable, UsageProblem
 from cafleet.domain.placement import CodingAgent, Multiplexer
@@ -75,7 +75,7 @@ BINARIES = {
     "opencode": "/fake/bin/opencode",
     "demo-agent": "/fake/bin/demo-agent",
 }
-ALLOW = "Bash(cafleet:*)"
+ALLOW = ",".join(CLAUDE_FLOOR)
 CODEX_HEAD = (
     "--no-daemon", "--ask-for-approval", "never", "--sandbox", "workspace-write",
     "-c", "allow_login_shell=false", "-c", "sandbox_workspace_write.network_access=true",
@@ -92,6 +92,7 @@ class Spawning:
         default_agent_command: str | None = None,
         start_timeout: float = 90.0,
         database_dir: str | None = None,
+        git_dirs: tuple[str, ...] = (),
     ) -> None:
         self.rig = rig
         self.made: FleetCreated = rig.fleet(director_agent)
@@ -105,6 +106,7 @@ class Spawning:
             home=HOME,
             start_timeout=start_timeout,
             database_dir=database_dir,
+            git_dirs=git_dirs,
         )
 
     @property
@@ -350,6 +352,20 @@ def test_a_codex_member_may_write_the_database_directory(rig: PaneRig) -> None:
         "/fake/bin/codex", *CODEX_HEAD, "--add-dir", "/fake/data", "--model", "gpt-5", "--",
         "Go.",
     )  # fmt: skip
+
+
+def test_a_codex_member_may_write_the_git_directories_of_its_repository(rig: PaneRig) -> None:
+    spawning = Spawning(rig, database_dir="/fake/data", git_dirs=(f"{CWD}/.git",))
+
+    spawning.create(coding_agent=CodingAgent.CODEX, prompt="Go.")
+    spawning.create(coding_agent=CodingAgent.CLAUDE, name="other", prompt="Go.")
+
+    codex, claude = (call.argv for call in rig.driver.spawned)
+    assert codex == (
+        "/fake/bin/codex", *CODEX_HEAD, "--add-dir", "/fake/data", "--add-dir", f"{CWD}/.git",
+        "--", "Go.",
+    )  # fmt: skip
+    assert "--add-dir" not in claude  # its git runs unsandboxed; its floor allows commits
 
 
 def test_an_opencode_member_gets_its_preset_and_command_line(

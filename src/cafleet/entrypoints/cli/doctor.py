@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 from typing import TYPE_CHECKING, Any
 
@@ -160,12 +161,14 @@ def _skills(components: Components) -> dict[str, Any]:
 
 def _agents(components: Components) -> list[dict[str, Any]]:
     """Each coding agent's resolved profile (with the user's overrides) and its binary."""
+    from cafleet.adapters.git_dirs import git_directories
     from cafleet.adapters.programs import SystemPrograms
     from cafleet.domain.coding_agents import LaunchSpec, SpawnIdentity
     from cafleet.domain.placement import CodingAgent
 
     programs = SystemPrograms(components.env)
     database = components.settings.database_path
+    git_dirs = git_directories(os.getcwd(), components.env)  # what a member started here gets
     agents = []
     for agent in CodingAgent:
         if agent is CodingAgent.CUSTOM:
@@ -178,6 +181,7 @@ def _agents(components: Components) -> list[dict[str, Any]]:
             identity=SpawnIdentity(0, 0, 0),
             profile=profile,
             database_dir=str(database.absolute().parent) if database else None,
+            git_dirs=git_dirs,
             hook_settings="<hook settings>" if profile.uses_hooks else None,
             http_port=0 if profile.server else None,
         )
