@@ -63,7 +63,7 @@ def test_claude_argv_in_full() -> None:
             model="opus",
             hook_settings="/run/pad/agent-settings.json",
             database_dir="/data",  # claude's tools are not sandboxed: nothing to add
-            git_dirs=("/work/.git",),
+            git_dirs=("/src/app/.git",),
             extra_args=("--verbose",),
         )
     )
