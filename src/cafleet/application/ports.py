@@ -564,8 +564,9 @@ class PanePresentation(Protocol):
 
 @dataclass(frozen=True)
 class FeedReading:
-    """What a multiplexer's event feed knows of one server: its panes, the agent state of each
-    watched pane and when that state was last seen to change."""
+    """What a multiplexer's event feed knows of one server: its panes (their `title` None: a
+    feed pushes states, not titles), the agent state of each watched pane and when that
+    state was last seen to change."""
 
     panes: Mapping[str, PaneInfo]
     states: Mapping[str, str]
