@@ -161,6 +161,32 @@ def test_member_capture_reads_the_agent_screen(herdr_fleet: Any) -> None:
     assert "exec " not in text  # the launcher cleared the shell's echo of its own line
 
 
+def test_a_capture_beyond_herdr_s_thousand_rows_says_what_was_cut(herdr_fleet: Any) -> None:
+    member = herdr_fleet.member("erin")
+    target = ("--fleet-id", str(herdr_fleet.fleet_id), "--member-id", str(member.agent_id))
+    herdr_fleet.ok("member", "exec", *target, "seq 1 3000")
+    herdr_fleet.wait(
+        lambda: "3000" in herdr_fleet.server.screen_text(member.pane_id).split("\n")[-5:],
+        "the 3000 lines of output",
+    )
+
+    cut = herdr_fleet("member", "capture", *target, "--lines", "5000")
+    shot = herdr_fleet.json("member", "capture", *target, "--lines", "5000")
+    whole = herdr_fleet("member", "capture", *target, "--lines", "20")
+    small = herdr_fleet.json("member", "capture", *target, "--lines", "20")
+
+    shown = cut.stdout.removesuffix("\n").split("\n")
+    assert cut.code == 0  # the capture worked: herdr answered what it reads
+    assert 900 < len(shown) <= 1000 and "3000" in shown
+    assert cut.stderr == (
+        f"Warning: captured the last {len(shown)} of the 5000 lines asked: the multiplexer"
+        " reads at most 1000 rows of a pane.\n"
+    )
+    assert (shot["truncated"], shot["lines"]) == (True, len(shot["content"].split("\n")))
+    assert (whole.code, whole.stderr) == (0, "")
+    assert (small["truncated"], small["lines"]) == (False, 20)
+
+
 # --------------------------------------------------------------------------- messages
 
 
