@@ -334,9 +334,12 @@ class MonitorService:
     def _list_early(self) -> dict[Server, Background[dict[str, PaneInfo]]]:
         """The listings of the servers the last tick listed, started now: the multiplexer
         answers while this process reads the store (the fleet rarely changes servers; one
-        it no longer uses is listed for nothing, one it newly uses is listed in the sweep)."""
+        it no longer uses is listed for nothing, one it newly uses is listed in the sweep).
+        A server with an event feed is not: its feed, once subscribed, answers instead."""
         early = {}
         for backend, socket in self._listed:
+            if self._feeds is not None and self._feeds(backend, socket) is not None:
+                continue
             driver = self._drivers(backend, socket)
             early[(backend, socket)] = Background(driver.list_panes)
         return early

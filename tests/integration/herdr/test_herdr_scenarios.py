@@ -273,6 +273,42 @@ def test_a_blocked_member_wakes_the_monitoring_member(herdr_fleet: Any) -> None:
     assert loop.err == []
 
 
+def test_idle_ticks_of_monitor_start_send_herdr_nothing_and_a_state_retitles(
+    herdr_fleet: Any,
+) -> None:
+    server = herdr_fleet.server
+    watcher = herdr_fleet.member("watcher", role="monitor")
+    worker = herdr_fleet.member("worker")
+    loop = herdr_fleet.start_loop("--tick", "1")
+    herdr_fleet.wait(
+        lambda: any(s.startswith("[monitor] wake:") for s in watcher.submissions()),
+        "the first wake",
+    )
+    herdr_fleet.wait(lambda: server.subscribers() >= 1, "the monitor's subscription")
+
+    def ticked() -> str:
+        status = herdr_fleet.json("monitor", "status", "--fleet-id", str(herdr_fleet.fleet_id))
+        return str(status["runtime"]["last_tick_at"])
+
+    def label() -> str | None:
+        with server.lock:  # read without a request on the wire
+            return server.panes[worker.pane_id].label
+
+    start, ticks = len(server.request_log()), [ticked()]
+    for _ in range(3):
+        herdr_fleet.wait(lambda: ticked() != ticks[-1], "the next tick")
+        ticks.append(ticked())
+    idle = [m for m, _ in server.request_log()[start:]]
+    server.set_agent_status(worker.pane_id, "working")
+    herdr_fleet.wait(
+        lambda: label() == f"worker #{worker.agent_id} · working · 0 unread", "the new title"
+    )
+
+    assert idle == []  # no pane.list, nor anything else, in the idle ticks
+    assert [m for m, _ in server.request_log()[start:]].count("pane.list") == 0
+    assert loop.err == []
+
+
 def test_a_member_read_by_its_screen_is_seen_ready_through_herdr_s_screen_wait(
     herdr_fleet: Any,
 ) -> None:

@@ -327,6 +327,17 @@ def test_idle_ticks_on_a_live_feed_make_no_request_at_all(
     assert herdr_server.methods()[before:] == []  # so 0 pane.list per idle tick
 
 
+def test_the_first_tick_on_the_subscription_lists_nothing_ahead(
+    served: tuple[Any, MonitorService], herdr_server: FakeHerdrServer
+) -> None:
+    fleet, svc = served  # its first tick listed the server while the feed subscribed
+    before = _listings(herdr_server)
+
+    _next_tick(fleet, svc)
+
+    assert _listings(herdr_server) == before
+
+
 def test_idle_ticks_list_no_panes_and_a_pushed_state_retitles_the_pane(
     served: tuple[Any, MonitorService], herdr_server: FakeHerdrServer
 ) -> None:
