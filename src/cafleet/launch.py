@@ -9,7 +9,7 @@ name), so a file planted or swapped by anyone else is refused:
     {"argv": [...], "env": {...}, "cwd": "...",
      "inherit": true,          # env adds to this process's environment (default); false:
                                # env is the whole environment, but for the pane's own
-                               # variables (TERM, TMUX, TMUX_PANE, HERDR_*)
+                               # variables (TERM, TMUX, TMUX_PANE, HERDR_* but HERDR_AGENT)
      "state": "<directory>"}   # optional: supervise the agent (below)
 
 The launcher reads and deletes the file, changes to `cwd` and clears the terminal (the
@@ -42,6 +42,9 @@ USAGE = "usage: python -m cafleet.launch <launch file>"
 CLEAR = "\x1b[H\x1b[2J\x1b[3J"  # cursor home, erase the screen, erase the scrollback
 PANE_VARIABLES = ("TERM", "TMUX", "TMUX_PANE", "COLUMNS", "LINES")
 PANE_PREFIXES = ("HERDR_",)
+# herdr reads its agent-identity hint from the agent's environment and never sets it for a
+# pane: the launch file's names the member's agent, one the pane inherited names another
+MEMBER_VARIABLES = ("HERDR_AGENT",)
 HOLD_SECONDS = 30.0  # how long a pane stays after an agent died during start-up
 
 
@@ -76,6 +79,8 @@ class _Launch:
 
 def _pane_owned(name: str) -> bool:
     """Variables the multiplexer set for this pane: they win over the launch file's."""
+    if name in MEMBER_VARIABLES:
+        return False
     return name in PANE_VARIABLES or name.startswith(PANE_PREFIXES)
 
 

@@ -45,8 +45,9 @@ Two modes:
   HERDR_SOCKET_PATH. Typed bytes reach the process; its output is rendered by a small
   terminal model (enough for line-oriented programs and simple cursor movement) that also
   tracks whether the program enabled bracketed paste; `pane.process_info` reads the
-  foreground process group from /proc (Linux). As in herdr, a pane whose process exits is
-  closed.
+  foreground process group from /proc (Linux), and a `HERDR_AGENT=<name>` in the
+  environment of that group's leader names the pane's `agent`, herdr's agent-identity hint
+  (`src/platform/linux.rs`). As in herdr, a pane whose process exits is closed.
 
 `pane.read` follows herdr's rules (`src/pane/terminal.rs`, `src/app/api_helpers.rs`): rows
 are rendered rows (a line wider than the pane takes several), `lines` is capped at 1000,
@@ -117,6 +118,10 @@ LIFECYCLE_EVENTS = {
     for verb in verbs
 }
 STATUS_SUBSCRIPTION = "pane.agent_status_changed"
+HINT_PREFIX = b"HERDR_AGENT="  # herdr's agent-identity hint in a process's environment
+# some of the names herdr's `src/detect/mod.rs` lookup_agent knows, and its label for each
+AGENT_LABELS = {"claude": "claude", "claude-code": "claude", "codex": "codex",
+                "opencode": "opencode", "open-code": "opencode", "gemini": "gemini"}  # fmt: skip
 
 # Runs in the child between fork and the shell: make the pty its controlling terminal.
 # Plain mode's shell pids come from one sequence for every server of the process, as real pids
@@ -969,8 +974,9 @@ class FakeHerdrServer:
     def _status_data(self, pane: Pane) -> dict[str, Any]:
         data: dict[str, Any] = {"pane_id": pane.pane_id, "workspace_id": pane.workspace_id,
                                 "agent_status": pane.agent_status}  # fmt: skip
-        if pane.agent is not None:
-            data["agent"] = pane.agent
+        agent = self._agent_of(pane)
+        if agent is not None:
+            data["agent"] = agent
         return data
 
     def _ping(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -1125,7 +1131,8 @@ class FakeHerdrServer:
             raise HerdrError("empty_agent_prompt", "agent prompt must not be empty")
         with self.lock:
             pane = self.panes.get(target)
-            if pane is None or pane.agent is None:
+            agent = None if pane is None else self._agent_of(pane)
+            if pane is None or agent is None:
                 raise HerdrError("agent_not_found", f"agent target {target} not found")
             if pane.agent_status == "blocked":
                 raise HerdrError(
@@ -1139,10 +1146,10 @@ class FakeHerdrServer:
         enter.daemon = True
         self._threads.append(enter)
         enter.start()
-        agent = {key: info[key] for key in ("workspace_id", "tab_id", "pane_id", "focused")}
-        agent.update(terminal_id=pane.terminal_id, agent=pane.agent,
-                     agent_status=pane.agent_status)  # fmt: skip
-        return {"type": "agent_prompted", "agent": agent}
+        prompted = {key: info[key] for key in ("workspace_id", "tab_id", "pane_id", "focused")}
+        prompted.update(terminal_id=pane.terminal_id, agent=agent,
+                        agent_status=pane.agent_status)  # fmt: skip
+        return {"type": "agent_prompted", "agent": prompted}
 
     def _pane_read(self, params: dict[str, Any]) -> dict[str, Any]:
         source = params["source"]
@@ -1229,7 +1236,7 @@ class FakeHerdrServer:
         if (
             fmt != "text"
             or source not in ("recent", "recent_unwrapped")
-            or pane.agent is None
+            or self._agent_of(pane) is None
             or pane.agent_status not in ("idle", "done")
             or not (screen.alternate and screen.mouse_reporting)
             or wanted <= screen.rows
@@ -1415,6 +1422,14 @@ class FakeHerdrServer:
         return {"workspace_id": tab.workspace_id, "tab_id": tab.tab_id, "zoomed": False,
                 "focused_pane_id": tab.focused, "root": _tree(tab.root)}  # fmt: skip
 
+    def _agent_of(self, pane: Pane) -> str | None:
+        """The agent herdr names in the pane (lock held): in pty mode a HERDR_AGENT hint in
+        the environment of the foreground group's leader comes first, as in herdr's process
+        probe (`src/pane.rs`, `src/platform/linux.rs` process_agent_hint); else the agent a
+        test set (herdr's detection by process name and screen is not modelled)."""
+        hinted = None if pane.master is None or pane.closed else _hinted_agent(pane.master)
+        return hinted or pane.agent
+
     def _pane_info(self, pane: Pane) -> dict[str, Any]:
         info: dict[str, Any] = {
             "pane_id": pane.pane_id,
@@ -1426,8 +1441,9 @@ class FakeHerdrServer:
             "agent_status": pane.agent_status,
             "revision": pane.revision,
         }
-        if pane.agent is not None:
-            info["agent"] = pane.agent
+        agent = self._agent_of(pane)
+        if agent is not None:
+            info["agent"] = agent
         if pane.label is not None:
             info["label"] = pane.label
         return info
@@ -1732,6 +1748,22 @@ def _edge_split(splits: list[Border], orientation: str, pane: Rect, edge: str) -
 
 
 _STAT = re.compile(rb"^(\d+) \((.*)\) \S+ (\d+) (\d+)", re.S)
+
+
+def _hinted_agent(master: int) -> str | None:
+    """herdr's agent label from `HERDR_AGENT=<name>` in the environment of the terminal's
+    foreground group leader (the first such record counts; a name herdr does not know names
+    nothing), `src/platform/mod.rs` parse_agent_env_hint."""
+    try:
+        with open(f"/proc/{os.tcgetpgrp(master)}/environ", "rb") as handle:
+            environ = handle.read()
+    except OSError:
+        return None
+    for record in environ.split(b"\0"):
+        if record.startswith(HINT_PREFIX):
+            name = record[len(HINT_PREFIX) :].decode(errors="replace").strip().lower()
+            return AGENT_LABELS.get(name)
+    return None
 
 
 def _pty_process_info(pane_id: str, shell_pid: int, master: int) -> dict[str, Any]:

@@ -12,7 +12,14 @@ from datetime import datetime
 from cafleet.application.agent_shell import AgentServerShell
 from cafleet.application.keystrokes import Keystrokes, KeystrokeSender
 from cafleet.application.lookups import active_agent, refuse_deleted_fleet
-from cafleet.application.ports import Clock, PaneDrivers, PushTarget, UnitOfWork, UnitOfWorkFactory
+from cafleet.application.ports import (
+    Clock,
+    LimitedCaptures,
+    PaneDrivers,
+    PushTarget,
+    UnitOfWork,
+    UnitOfWorkFactory,
+)
 from cafleet.application.relay import RelayClient
 from cafleet.domain.agent import Agent
 from cafleet.domain.delivery import DeliveryState, PushOutcome, describe_skip
@@ -32,13 +39,20 @@ class PlacedAgent:
 class Capture:
     member_agent_id: int
     pane_id: str
-    lines: int
+    lines: int  # asked
     content: str
     captured_at: datetime
+    # set when the multiplexer, which reads at most this many rows of a pane, left out
+    # older lines that were asked for
+    cut_at: int | None = None
 
     @property
     def content_sha256(self) -> str:
         return sha256_hex(self.content.encode())
+
+    @property
+    def lines_returned(self) -> int:
+        return len(self.content.splitlines())
 
 
 def placed_agent(uow: UnitOfWork, fleet_id: int, agent_id: int, verb: str) -> PlacedAgent:
@@ -101,10 +115,15 @@ class MemberPanes:
         driver = self._drivers(target.backend, target.socket, target.host)
         if ours(driver.pane(target.pane_id), target.identity) is None:
             raise PaneGone(target.pane_id)  # never show another pane that took the id
-        content = driver.capture(target.pane_id, lines, ansi=ansi)
+        cut_at = None
+        if isinstance(driver, LimitedCaptures):
+            content, cut = driver.capture_cut(target.pane_id, lines, ansi=ansi)
+            cut_at = driver.capture_limit if cut else None
+        else:
+            content = driver.capture(target.pane_id, lines, ansi=ansi)
         if not ansi:
             content = strip_ansi(content)
-        return Capture(member_id, target.pane_id, lines, content, self._clock.now())
+        return Capture(member_id, target.pane_id, lines, content, self._clock.now(), cut_at)
 
     def exec(self, fleet_id: int, member_id: int, command: str) -> PlacedAgent:
         placed = self._placed(fleet_id, member_id, "exec")

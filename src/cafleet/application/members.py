@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import Enum
@@ -25,6 +25,7 @@ from cafleet.domain.placement import Multiplexer, PaneState, Placement
 from cafleet.domain.relay import HostRelay, PaneReport
 
 _Listing = tuple[dict[str, PaneInfo], dict[str, str]]  # a server's panes, its detected states
+Listings = Mapping[tuple[Multiplexer, str | None, str | None], _Listing]  # by backend, socket, host
 
 
 class ListMode(Enum):
@@ -156,12 +157,20 @@ class MemberService:
 
 
 class PaneSurvey:
-    """Placements' panes read from their multiplexers, each server listed once."""
+    """Placements' panes read from their multiplexers, each server listed once; `listed`:
+    servers already read (the monitor's tick), which are not asked again."""
 
-    def __init__(self, drivers: PaneDrivers, statuses: AgentStatusReader | None) -> None:
+    def __init__(
+        self,
+        drivers: PaneDrivers,
+        statuses: AgentStatusReader | None,
+        listed: Listings | None = None,
+    ) -> None:
         self._drivers = drivers
         self._statuses = statuses
-        self._listings: dict[tuple[Multiplexer, str | None, str | None], _Listing | None] = {}
+        self._listings: dict[tuple[Multiplexer, str | None, str | None], _Listing | None] = dict(
+            listed or {}
+        )
 
     def read(
         self, placement: Placement

@@ -154,6 +154,7 @@ class MonitorService:
         self._relay = relay  # None: agents on other hosts are left to their own monitor
         self._notified: set[int] = set()  # members blocked since their notification
         self._listed: set[Server] = set()  # the servers the last tick listed pane by pane
+        self._titled: dict[tuple[Server, str], str | None] = {}  # each pane's state when titled
 
     # --- the runtime slot ------------------------------------------------------------
 
@@ -203,7 +204,8 @@ class MonitorService:
         if stranded:
             assert self._drains is not None
             self._drains.start(stranded)
-        panes, states = self._sweep(view, early)
+        panes, detected, fed = self._sweep(view, early)
+        states = dict(detected)
         self._add_agent_states(view, panes, states, unread)
         self._record_receipts(view)
         seen = {
@@ -225,9 +227,7 @@ class MonitorService:
                 observed[target.agent.agent_id] = kept
         self._save(observed.values())
         self._notify_blocked(view, due, seen)
-        if self._titles is not None:
-            watched = [t.agent.agent_id for t in view.targets]
-            self._titles.refresh([*watched, *([view.watcher[0].agent_id] if view.watcher else [])])
+        self._retitle(view, panes, detected, fed)
         drained = tuple(stranded)
         if not due:
             return TickReport(drained=drained)
@@ -334,22 +334,30 @@ class MonitorService:
     def _list_early(self) -> dict[Server, Background[dict[str, PaneInfo]]]:
         """The listings of the servers the last tick listed, started now: the multiplexer
         answers while this process reads the store (the fleet rarely changes servers; one
-        it no longer uses is listed for nothing, one it newly uses is listed in the sweep)."""
+        it no longer uses is listed for nothing, one it newly uses is listed in the sweep).
+        A server with an event feed is not: its feed, once subscribed, answers instead."""
         early = {}
         for backend, socket in self._listed:
+            if self._feeds is not None and self._feeds(backend, socket) is not None:
+                continue
             driver = self._drivers(backend, socket)
             early[(backend, socket)] = Background(driver.list_panes)
         return early
 
-    def _sweep(
-        self, view: _FleetView, early: dict[Server, Background[dict[str, PaneInfo]]]
-    ) -> tuple[Sweep, dict[str, str]]:
-        """Per multiplexer server the fleet uses: its feed's reading when it has one that
-        follows every watched pane, else one pane listing (never one per agent)."""
+    def _placements_here(self, view: _FleetView) -> list[Placement]:
+        """The placements of the targets and the watcher whose panes live on this host."""
         placements = [t.placement for t in view.targets]
         if view.watcher is not None:
             placements.append(view.watcher[1])
-        placements = [p for p in placements if self._here(p)]
+        return [p for p in placements if self._here(p)]
+
+    def _sweep(
+        self, view: _FleetView, early: dict[Server, Background[dict[str, PaneInfo]]]
+    ) -> tuple[Sweep, dict[str, str], set[Server]]:
+        """Per multiplexer server the fleet uses: its feed's reading when it has one that
+        follows every watched pane, else one pane listing (never one per agent); and the
+        servers whose feed answered."""
+        placements = self._placements_here(view)
         servers: dict[Server, set[str]] = {}
         for placement in placements:
             watched = servers.setdefault((placement.backend, placement.socket), set())
@@ -357,6 +365,7 @@ class MonitorService:
                 watched.add(placement.pane_id)
         panes: Sweep = {}
         states: dict[str, str] = {}
+        fed: set[Server] = set()
         self._listed = set()
         for (backend, socket), watched in servers.items():
             feed = None if self._feeds is None else self._feeds(backend, socket)
@@ -364,6 +373,7 @@ class MonitorService:
             if reading is not None:
                 panes[(backend.value, socket)] = dict(reading.panes)
                 states.update(reading.states)
+                fed.add((backend, socket))
                 continue
             driver = self._drivers(backend, socket)
             listing = early.pop((backend, socket), None)
@@ -373,7 +383,30 @@ class MonitorService:
             self._listed.add((backend, socket))
             if isinstance(driver, AgentStates):
                 states.update(driver.agent_states())
-        return panes, states
+        return panes, states, fed
+
+    def _retitle(
+        self, view: _FleetView, panes: Sweep, detected: dict[str, str], fed: set[Server]
+    ) -> None:
+        """Title the watched panes from this tick's sweep, never a listing of their own: every
+        pane of a server listed this tick, and of a server whose feed answered only the
+        panes whose state changed since they were last titled (herdr pushes states, not
+        labels, and whatever changes someone's mail retitles that pane itself)."""
+        if self._titles is None:
+            return
+        placements = self._placements_here(view)
+        titled, self._titled = self._titled, {}
+        chosen = []
+        for placement in placements:
+            server, pane_id = (placement.backend, placement.socket), placement.pane_id or ""
+            state = self._titled[(server, pane_id)] = detected.get(pane_id)
+            if server not in fed or titled.get((server, pane_id), "") != state:
+                chosen.append(placement.agent_id)
+        listed = {
+            (p.backend, p.socket, p.host): (panes.get((p.backend.value, p.socket), {}), detected)
+            for p in placements
+        }
+        self._titles.refresh(chosen, listed)
 
     def _add_agent_states(
         self, view: _FleetView, panes: Sweep, states: dict[str, str], unread: dict[int, int]

@@ -2,11 +2,13 @@
 multiplexer shows titles (the PaneLabels capability: tmux, herdr).
 
 A command that changes someone's mail (send, broadcast, ack, cancel) refreshes the panes of
-the agents concerned; the monitor and the relays refresh every pane they watch each round,
-which catches a status that changed by itself. A pane is titled only when what it shows
-differs (the listing reports the current title, so any process may refresh without knowing
-what another set), and only on this host: another host's relay titles its own panes. A title
-is cosmetic: nothing here ever fails its caller.
+the agents concerned; the relays refresh every pane they watch each round, and the monitor
+every pane of a server it listed that tick and, on a server whose event feed served the
+tick (herdr), the panes whose state changed, which catches a status that changed by itself.
+A pane is titled only when what it shows differs (the listing reports the current title, so
+any process may refresh without knowing what another set; a pane whose report does not say
+is titled), and only on this host: another host's relay titles its own panes. A title is
+cosmetic: nothing here ever fails its caller.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from cafleet.application.agent_status import AgentStatusReader
-from cafleet.application.members import PaneSurvey
+from cafleet.application.members import Listings, PaneSurvey
 from cafleet.application.ports import PaneDrivers, PaneLabels, UnitOfWorkFactory
 from cafleet.domain.errors import CafleetError
 from cafleet.domain.pane_titles import pane_title
@@ -34,8 +36,9 @@ class PaneTitles:
         self._drivers = drivers
         self._statuses = statuses
 
-    def refresh(self, agent_ids: Iterable[int]) -> int:
-        """Title the panes of these agents that live here; the number of titles changed."""
+    def refresh(self, agent_ids: Iterable[int], listed: Listings | None = None) -> int:
+        """Title the panes of these agents that live here; the number of titles changed.
+        `listed`: servers already read this round, which are not listed again."""
         wanted = list(dict.fromkeys(agent_ids))
         if not wanted:
             return 0
@@ -50,7 +53,7 @@ class PaneTitles:
                 unread = uow.messages.pending_counts(list(placements))
         except CafleetError:
             return 0
-        survey = PaneSurvey(self._drivers, self._statuses)
+        survey = PaneSurvey(self._drivers, self._statuses, listed)
         wanted_titles: dict[Server, dict[str, str]] = {}
         for agent_id, placement in placements.items():
             agent, pane = agents[agent_id], survey.pane(placement)

@@ -538,6 +538,20 @@ class PaneBatches(Protocol):
 
 
 @runtime_checkable
+class LimitedCaptures(Protocol):
+    """Optional driver capability: a multiplexer that reads at most `capture_limit` rows of
+    a pane at once (herdr), and says when that left out older lines a capture asked for."""
+
+    @property
+    def capture_limit(self) -> int: ...
+
+    def capture_cut(self, pane_id: str, lines: int, *, ansi: bool = False) -> tuple[str, bool]:
+        """What `capture` gives, and whether older lines that were asked for (and that the
+        pane has) were left out."""
+        ...
+
+
+@runtime_checkable
 class PaneLabels(Protocol):
     """Optional driver capability: a pane's title where the multiplexer shows it (tmux's pane
     border, herdr's sidebar and border). Cosmetic: callers never fail over a refusal."""
@@ -564,8 +578,9 @@ class PanePresentation(Protocol):
 
 @dataclass(frozen=True)
 class FeedReading:
-    """What a multiplexer's event feed knows of one server: its panes, the agent state of each
-    watched pane and when that state was last seen to change."""
+    """What a multiplexer's event feed knows of one server: its panes (their `title` None: a
+    feed pushes states, not titles), the agent state of each watched pane and when that
+    state was last seen to change."""
 
     panes: Mapping[str, PaneInfo]
     states: Mapping[str, str]

@@ -161,6 +161,32 @@ def test_member_capture_reads_the_agent_screen(herdr_fleet: Any) -> None:
     assert "exec " not in text  # the launcher cleared the shell's echo of its own line
 
 
+def test_a_capture_beyond_herdr_s_thousand_rows_says_what_was_cut(herdr_fleet: Any) -> None:
+    member = herdr_fleet.member("erin")
+    target = ("--fleet-id", str(herdr_fleet.fleet_id), "--member-id", str(member.agent_id))
+    herdr_fleet.ok("member", "exec", *target, "seq 1 3000")
+    herdr_fleet.wait(
+        lambda: "3000" in herdr_fleet.server.screen_text(member.pane_id).split("\n")[-5:],
+        "the 3000 lines of output",
+    )
+
+    cut = herdr_fleet("member", "capture", *target, "--lines", "5000")
+    shot = herdr_fleet.json("member", "capture", *target, "--lines", "5000")
+    whole = herdr_fleet("member", "capture", *target, "--lines", "20")
+    small = herdr_fleet.json("member", "capture", *target, "--lines", "20")
+
+    shown = cut.stdout.removesuffix("\n").split("\n")
+    assert cut.code == 0  # the capture worked: herdr answered what it reads
+    assert 900 < len(shown) <= 1000 and "3000" in shown
+    assert cut.stderr == (
+        f"Warning: captured the last {len(shown)} of the 5000 lines asked: the multiplexer"
+        " reads at most 1000 rows of a pane.\n"
+    )
+    assert (shot["truncated"], shot["lines"]) == (True, len(shot["content"].split("\n")))
+    assert (whole.code, whole.stderr) == (0, "")
+    assert (small["truncated"], small["lines"]) == (False, 20)
+
+
 # --------------------------------------------------------------------------- messages
 
 
@@ -244,6 +270,42 @@ def test_a_blocked_member_wakes_the_monitoring_member(herdr_fleet: Any) -> None:
         "notification.show", "pane.rename",  # the panes' titles follow their statuses
     }  # fmt: skip
     assert [n["title"] for n in server.notifications] == [f"worker #{worker.agent_id} is blocked"]
+    assert loop.err == []
+
+
+def test_idle_ticks_of_monitor_start_send_herdr_nothing_and_a_state_retitles(
+    herdr_fleet: Any,
+) -> None:
+    server = herdr_fleet.server
+    watcher = herdr_fleet.member("watcher", role="monitor")
+    worker = herdr_fleet.member("worker")
+    loop = herdr_fleet.start_loop("--tick", "1")
+    herdr_fleet.wait(
+        lambda: any(s.startswith("[monitor] wake:") for s in watcher.submissions()),
+        "the first wake",
+    )
+    herdr_fleet.wait(lambda: server.subscribers() >= 1, "the monitor's subscription")
+
+    def ticked() -> str:
+        status = herdr_fleet.json("monitor", "status", "--fleet-id", str(herdr_fleet.fleet_id))
+        return str(status["runtime"]["last_tick_at"])
+
+    def label() -> str | None:
+        with server.lock:  # read without a request on the wire
+            return server.panes[worker.pane_id].label
+
+    start, ticks = len(server.request_log()), [ticked()]
+    for _ in range(3):
+        herdr_fleet.wait(lambda: ticked() != ticks[-1], "the next tick")
+        ticks.append(ticked())
+    idle = [m for m, _ in server.request_log()[start:]]
+    server.set_agent_status(worker.pane_id, "working")
+    herdr_fleet.wait(
+        lambda: label() == f"worker #{worker.agent_id} · working · 0 unread", "the new title"
+    )
+
+    assert idle == []  # no pane.list, nor anything else, in the idle ticks
+    assert [m for m, _ in server.request_log()[start:]].count("pane.list") == 0
     assert loop.err == []
 
 

@@ -43,14 +43,16 @@ def test_capture_trims_blank_rows_and_keeps_the_last_lines(pane_fleet: PaneFleet
         "member_agent_id",
         "pane_id",
         "lines",
+        "truncated",
         "content",
         "captured_at",
         "content_sha256",
     }
-    assert (shot["member_agent_id"], shot["pane_id"], shot["lines"]) == (
+    assert (shot["member_agent_id"], shot["pane_id"], shot["lines"], shot["truncated"]) == (
         member.agent_id,
         member.pane,
         20,
+        False,
     )
     assert shot["content"] == default.removesuffix("\n")
     assert shot["content"].split("\n") == tail

@@ -407,11 +407,28 @@ def test_capture_stops_at_the_thousand_rows_herdr_answers(
 ) -> None:
     server.set_screen(server.root_pane, "\n".join(f"row {n}" for n in range(1, 1501)))
 
-    captured = driver.capture(server.root_pane, 1200)
+    captured, cut = driver.capture_cut(server.root_pane, 1200)
 
     asked = [r["lines"] for r in requests(server, "pane.read")]
     assert max(asked) == 1000
     assert captured.split("\n") == [f"row {n}" for n in range(501, 1501)]
+    assert cut  # herdr said `truncated`: 200 of the lines asked were left out
+    assert driver.capture_limit == 1000
+
+
+@pytest.mark.parametrize(
+    ("rows", "lines"), [(1500, 900), (300, 5000)], ids=["fits", "all-there-is"]
+)
+def test_a_capture_within_herdr_s_cap_or_of_all_the_history_is_not_cut(
+    server: FakeHerdrServer, driver: HerdrPaneDriver, rows: int, lines: int
+) -> None:
+    server.set_screen(server.root_pane, "\n".join(f"row {n}" for n in range(1, rows + 1)))
+
+    captured, cut = driver.capture_cut(server.root_pane, lines)
+
+    assert captured.split("\n")[-1] == f"row {rows}"
+    assert len(captured.split("\n")) == min(rows, lines)
+    assert not cut
 
 
 def test_capture_with_ansi_asks_for_the_ansi_format(

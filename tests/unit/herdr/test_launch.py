@@ -223,6 +223,7 @@ def test_without_inherit_the_pane_s_own_variables_are_kept_from_the_pane(tmp_pat
         "TMUX_PANE": "%0",
         "HERDR_PANE_ID": "w1:p1",
         "HERDR_ENV": "1",  # a pane variable the launching pane does not have
+        "HERDR_AGENT": "claude",  # herdr's hint for the member's agent: never the pane's
     }
     file = write(
         tmp_path / "launch.json",
@@ -231,6 +232,7 @@ def test_without_inherit_the_pane_s_own_variables_are_kept_from_the_pane(tmp_pat
     )  # fmt: skip
     pane_env = {k: v for k, v in os.environ.items() if not k.startswith("HERDR_")}
     pane_env = {k: v for k, v in pane_env.items() if k not in PANE_OWN} | PANE_OWN
+    pane_env["HERDR_AGENT"] = "codex"  # inherited from herdr's own environment
 
     done = subprocess.run(
         [sys.executable, "-m", "cafleet.launch", str(file)],
@@ -242,7 +244,12 @@ def test_without_inherit_the_pane_s_own_variables_are_kept_from_the_pane(tmp_pat
     )
 
     assert done.returncode == 3, done.stderr
-    assert report_env(report) == {"PATH": os.environ["PATH"], "MEMBER_ONLY": "1", **PANE_OWN}
+    assert report_env(report) == {
+        "PATH": os.environ["PATH"],
+        "MEMBER_ONLY": "1",
+        "HERDR_AGENT": "claude",
+        **PANE_OWN,
+    }
 
 
 def test_inherit_true_is_the_default_and_adds_to_the_environment(tmp_path: Path) -> None:

@@ -18,11 +18,15 @@ if _ROOT not in sys.path:
 
 from tests.fakes.herdr_server import FakeHerdrServer, wait_until  # noqa: E402
 
+from cafleet.adapters.fake.launch_pads import FakeLaunchPads  # noqa: E402
 from cafleet.adapters.herdr.client import forget_pings  # noqa: E402
 from cafleet.adapters.herdr.driver import HerdrPaneDriver  # noqa: E402
 from cafleet.adapters.herdr.feed import HerdrStateFeed, HerdrStateFeeds  # noqa: E402
+from cafleet.application.agent_status import AgentStatusReader  # noqa: E402
 from cafleet.application.monitoring import MonitorService  # noqa: E402
+from cafleet.application.pane_titles import PaneTitles  # noqa: E402
 from cafleet.application.ports import AgentStateFeed, AgentStateFeeds, FeedReading  # noqa: E402
+from cafleet.domain.agent_profiles import AgentProfiles  # noqa: E402
 from cafleet.domain.panes import PaneInfo  # noqa: E402
 from cafleet.domain.placement import Multiplexer  # noqa: E402
 
@@ -56,10 +60,12 @@ class MemoryFeeds(AgentStateFeeds):
         self.feed.close()
 
 
-def _service(fleet: Any, feeds: AgentStateFeeds) -> MonitorService:
+def _service(
+    fleet: Any, feeds: AgentStateFeeds, titles: PaneTitles | None = None
+) -> MonitorService:
     return MonitorService(
         fleet.store, fleet.clock, fleet.drivers, fleet.keystrokes(), fleet.process, 0,
-        feeds=feeds,
+        feeds=feeds, titles=titles,
     )  # fmt: skip
 
 
@@ -217,7 +223,8 @@ def herdr_server(tmp_path: Path) -> Iterator[FakeHerdrServer]:
 
 @pytest.fixture
 def served(make_fleet: Any, herdr_server: FakeHerdrServer) -> Iterator[tuple[Any, Any]]:
-    """A herdr fleet whose panes live on the fake herdr server, and a monitor with feeds."""
+    """A herdr fleet whose panes live on the fake herdr server, and a monitor with feeds that
+    keeps the pane titles as `monitor start` does."""
     fleet = make_fleet(backend=Multiplexer.HERDR)
     while not all(herdr_server.has_pane(p) for p in _watched(fleet) if p != "w1:p0"):
         request = {"id": "s", "method": "pane.split", "params": {
@@ -233,7 +240,8 @@ def served(make_fleet: Any, herdr_server: FakeHerdrServer) -> Iterator[tuple[Any
     )
     fleet.member_pane = fleet.panes[fleet.members["worker"]].pane_id
     herdr_server.set_agent_status(fleet.member_pane, "working", agent="claude")
-    svc = _service(fleet, feeds)
+    statuses = AgentStatusReader(FakeLaunchPads(), AgentProfiles(), fleet.clock)
+    svc = _service(fleet, feeds, PaneTitles(fleet.store, fleet.drivers, statuses))
     svc.claim(fleet.fleet_id, 5)
     svc.tick(fleet.fleet_id)  # the first tick polls while the feed subscribes
     feed = feeds(Multiplexer.HERDR, fleet.socket)
@@ -250,25 +258,47 @@ def _listings(server: FakeHerdrServer) -> int:
     return server.methods().count("pane.list")
 
 
+def _label(server: FakeHerdrServer, pane_id: str) -> str | None:
+    """The pane's label as herdr shows it (read without a request on the wire)."""
+    with server.lock:
+        return server.panes[pane_id].label
+
+
+def _next_tick(fleet: Any, svc: MonitorService) -> Any:
+    fleet.clock.advance(5)
+    return svc.tick(fleet.fleet_id)
+
+
+def _refuse_the_feed(fleet: Any, server: FakeHerdrServer) -> None:
+    """The server drops the subscription and refuses it from now on (an older server)."""
+    server.fail("events.subscribe", "invalid_request", "unknown method", times=1000)
+    server.drop_subscriptions()
+    wait_until(lambda: "unknown method" in (fleet.feed.failure or ""), "the refusal", 5.0)
+
+
+def _pushed(fleet: Any, state: str) -> None:
+    """Wait until the feed has the member's pushed state."""
+    watched = _watched(fleet)
+    wait_until(
+        lambda: (
+            (fleet.feed.reading(watched) or FeedReading({}, {}, {})).states.get(fleet.member_pane)
+            == state
+        ),
+        f"the pushed state {state}",
+        5.0,
+    )
+
+
 def test_a_member_turning_blocked_reaches_the_next_tick_without_a_listing(
     served: tuple[Any, MonitorService], herdr_server: FakeHerdrServer
 ) -> None:
     fleet, svc = served
-    watched = _watched(fleet)
     svc.tick(fleet.fleet_id)
     before = _listings(herdr_server)
 
     herdr_server.set_agent_status(fleet.member_pane, "blocked")
-    wait_until(
-        lambda: (
-            (fleet.feed.reading(watched) or FeedReading({}, {}, {})).states.get(fleet.member_pane)
-            == "blocked"
-        ),
-        "the pushed state",
-        5.0,
-    )
-    fleet.clock.advance(5)
-    report = svc.tick(fleet.fleet_id)
+    _pushed(fleet, "blocked")
+    report = _next_tick(fleet, svc)
 
     assert "status:blocked" in _reasons(fleet, report)  # the wake itself is refused: a shell
     assert _listings(herdr_server) == before
@@ -297,19 +327,68 @@ def test_idle_ticks_on_a_live_feed_make_no_request_at_all(
     assert herdr_server.methods()[before:] == []  # so 0 pane.list per idle tick
 
 
+def test_the_first_tick_on_the_subscription_lists_nothing_ahead(
+    served: tuple[Any, MonitorService], herdr_server: FakeHerdrServer
+) -> None:
+    fleet, svc = served  # its first tick listed the server while the feed subscribed
+    before = _listings(herdr_server)
+
+    _next_tick(fleet, svc)
+
+    assert _listings(herdr_server) == before
+
+
+def test_idle_ticks_list_no_panes_and_a_pushed_state_retitles_the_pane(
+    served: tuple[Any, MonitorService], herdr_server: FakeHerdrServer
+) -> None:
+    fleet, svc = served
+    worker = fleet.members["worker"]
+    svc.tick(fleet.fleet_id)
+    before = _listings(herdr_server)
+
+    for _ in range(5):
+        _next_tick(fleet, svc)
+    idle = _listings(herdr_server), _label(herdr_server, fleet.member_pane)
+    herdr_server.set_agent_status(fleet.member_pane, "blocked")
+    _pushed(fleet, "blocked")
+    _next_tick(fleet, svc)
+    waiting = _label(herdr_server, fleet.member_pane)
+    herdr_server.set_agent_status(fleet.member_pane, "working")  # the title it had before
+    _pushed(fleet, "working")
+    _next_tick(fleet, svc)
+
+    assert idle == (before, f"worker #{worker} · working · 0 unread")  # 0 pane.list in 5 ticks
+    assert waiting == f"worker #{worker} · waiting · 0 unread"
+    assert _label(herdr_server, fleet.member_pane) == f"worker #{worker} · working · 0 unread"
+    assert _listings(herdr_server) == before
+
+
+def test_without_the_feed_each_tick_lists_once_and_titles_follow(
+    served: tuple[Any, MonitorService], herdr_server: FakeHerdrServer
+) -> None:
+    fleet, svc = served
+    worker = fleet.members["worker"]
+    _refuse_the_feed(fleet, herdr_server)
+    herdr_server.set_agent_status(fleet.member_pane, "blocked")
+    before = _listings(herdr_server)
+
+    _next_tick(fleet, svc)
+    _next_tick(fleet, svc)
+
+    assert _listings(herdr_server) == before + 2  # one survey per tick, shared by the titles
+    assert _label(herdr_server, fleet.member_pane) == f"worker #{worker} · waiting · 0 unread"
+
+
 def test_a_dropped_and_refused_subscription_falls_back_to_polling(
     served: tuple[Any, MonitorService], herdr_server: FakeHerdrServer
 ) -> None:
     fleet, svc = served
-    herdr_server.fail("events.subscribe", "invalid_request", "unknown method", times=1000)
-    herdr_server.drop_subscriptions()
-    wait_until(lambda: "unknown method" in (fleet.feed.failure or ""), "the refusal", 5.0)
+    _refuse_the_feed(fleet, herdr_server)
     assert fleet.feed.reading(_watched(fleet)) is None
     herdr_server.set_agent_status(fleet.member_pane, "blocked")
     before = _listings(herdr_server)
 
-    fleet.clock.advance(5)
-    report = svc.tick(fleet.fleet_id)
+    report = _next_tick(fleet, svc)
 
     assert "status:blocked" in _reasons(fleet, report)
     assert _listings(herdr_server) == before + 1
@@ -319,19 +398,10 @@ def test_a_member_finishing_its_turn_in_the_active_tab_wakes_as_done(
     served: tuple[Any, MonitorService], herdr_server: FakeHerdrServer
 ) -> None:
     fleet, svc = served
-    watched = _watched(fleet)
     svc.tick(fleet.fleet_id)
 
     herdr_server.set_agent_status(fleet.member_pane, "idle")  # herdr says idle: tab active
-    wait_until(
-        lambda: (
-            (fleet.feed.reading(watched) or FeedReading({}, {}, {})).states.get(fleet.member_pane)
-            == "done"
-        ),
-        "the finished turn",
-        5.0,
-    )
-    fleet.clock.advance(5)
-    report = svc.tick(fleet.fleet_id)
+    _pushed(fleet, "done")
+    report = _next_tick(fleet, svc)
 
     assert "status:done" in _reasons(fleet, report)

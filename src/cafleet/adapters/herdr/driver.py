@@ -47,6 +47,7 @@ from cafleet.adapters.private_files import create_private
 from cafleet.application.pane_steps import label_each
 from cafleet.application.ports import (
     AgentStates,
+    LimitedCaptures,
     PaneDriver,
     PaneLabels,
     PanePresentation,
@@ -145,8 +146,11 @@ class Layout:
         return bottom.pane_id, "down"
 
 
-class HerdrPaneDriver(PaneDriver, AgentStates, PaneLabels, PanePresentation, ScreenWaits):
+class HerdrPaneDriver(
+    PaneDriver, AgentStates, LimitedCaptures, PaneLabels, PanePresentation, ScreenWaits
+):
     backend = Multiplexer.HERDR
+    capture_limit = MAX_READ_LINES
 
     def __init__(
         self,
@@ -280,15 +284,18 @@ class HerdrPaneDriver(PaneDriver, AgentStates, PaneLabels, PanePresentation, Scr
         return True
 
     def capture(self, pane_id: str, lines: int, *, ansi: bool = False) -> str:
-        """The last `lines` lines, read as ANSI and stripped here for plain text: herdr
-        answers a *text* read of an idle alternate-screen agent (OpenCode, Codex) only after
-        scrolling its UI with wheel events to harvest history, up to ~20 s. herdr counts
-        rendered rows (a wrapped line is several) and drops trailing blank ones, so fewer
-        lines than asked means nothing unless it says `truncated`; it answers at most
-        MAX_READ_LINES rows."""
+        return self.capture_cut(pane_id, lines, ansi=ansi)[0]
+
+    def capture_cut(self, pane_id: str, lines: int, *, ansi: bool = False) -> tuple[str, bool]:
+        """The last `lines` lines, read as ANSI and stripped here for plain text, and whether
+        herdr's cap left out older ones: herdr answers a *text* read of an idle
+        alternate-screen agent (OpenCode, Codex) only after scrolling its UI with wheel
+        events to harvest history, up to ~20 s. herdr counts rendered rows (a wrapped line is
+        several) and drops trailing blank ones, so fewer lines than asked means nothing
+        unless it says `truncated`; it answers at most MAX_READ_LINES rows."""
         if lines <= 0:
             self._read(pane_id, 1)  # still reports a missing pane
-            return ""
+            return "", False
         ask = min(lines + CAPTURE_MARGIN, MAX_READ_LINES)
         while True:
             text, truncated = self._read(pane_id, ask)
@@ -298,7 +305,7 @@ class HerdrPaneDriver(PaneDriver, AgentStates, PaneLabels, PanePresentation, Scr
             while rows and not without_escapes(rows[-1]).strip():
                 rows.pop()
             if len(rows) >= lines or not truncated or ask >= MAX_READ_LINES:
-                return "\n".join(rows[-lines:])
+                return "\n".join(rows[-lines:]), truncated and len(rows) < lines
             ask = min(ask * 2, MAX_READ_LINES)
 
     def _read(self, pane_id: str, lines: int) -> tuple[str, bool]:

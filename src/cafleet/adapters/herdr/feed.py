@@ -246,7 +246,8 @@ class HerdrStateFeed(AgentStateFeed):
         """Take a listing (lock held). A seed's states are current; a later listing only
         adds the panes without one, since events already carry the newer states."""
         now = self._now()
-        self._panes = panes
+        # herdr pushes no label changes: the listing's labels may be stale, so none is told
+        self._panes = {pane_id: replace(info, title=None) for pane_id, info in panes.items()}
         self._listed_for = watched
         taken = {p: s for p, s in states.items() if seed or p not in self._states}
         for pane_id, status in self._turns.read(taken).items():

@@ -331,7 +331,8 @@ def capture(
             lambda: {
                 "member_agent_id": shot.member_agent_id,
                 "pane_id": shot.pane_id,
-                "lines": shot.lines,
+                "lines": shot.lines if shot.cut_at is None else shot.lines_returned,
+                "truncated": shot.cut_at is not None,
                 "content": shot.content,
                 "captured_at": iso(shot.captured_at),
                 "content_sha256": shot.content_sha256,
@@ -343,6 +344,11 @@ def capture(
         # the shell prompt or the next output must not land on the last captured row
         content = shot.content if ansi else escaped(shot.content)
         click.echo(content, nl=bool(content) and not content.endswith("\n"))
+        if shot.cut_at is not None:
+            warn(
+                f"Warning: captured the last {shot.lines_returned} of the {shot.lines} lines"
+                f" asked: the multiplexer reads at most {shot.cut_at} rows of a pane."
+            )
 
 
 @member.command("exec", help="Run a shell command in a member's agent (typed as `! cmd`).")
