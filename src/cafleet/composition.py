@@ -218,6 +218,7 @@ class Components:
         would (the same composition), its deliveries as a drainer's."""
         from cafleet.adapters.hosts import this_host
         from cafleet.adapters.process import SystemProcess
+        from cafleet.adapters.tmux.relay_session import relay_session
         from cafleet.application.members import PaneSurvey
         from cafleet.application.receipts import ReceiptReader, ReceiptRecorder
         from cafleet.application.relay import RelayDuties, RelayService
@@ -236,6 +237,7 @@ class Components:
             ).reports(placements, host),
             record_receipts=ReceiptRecorder(self.uow, reader).record,
             own_pane=lambda: pane_of_process(self.locator, self.pane_drivers),
+            own_session=lambda: relay_session(host),
             retitle=self.pane_titles().refresh,
         )
         return RelayService(

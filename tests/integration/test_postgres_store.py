@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -19,7 +20,8 @@ from sqlalchemy import create_engine, text
 from cafleet.adapters.postgres.schema import migrate, read_revision
 from cafleet.adapters.postgres.unit_of_work import PostgresUnitOfWorkFactory
 from cafleet.adapters.sqlite.schema import HEAD_REVISION, MigrationOutcome
-from cafleet.domain.errors import Invalid, SchemaMissing
+from cafleet.domain.errors import ConnectionLost, Invalid, SchemaMissing
+from cafleet.domain.fleet import Fleet
 from cafleet.domain.search import SearchQuery
 
 from .test_concurrency import assert_all_clean, release_and_collect, start_senders
@@ -199,6 +201,28 @@ def test_writers_take_turns_and_readers_do_not_wait(postgres_url: str):
     finally:
         factory.close()
     assert order == ["first done", "second began"]
+
+
+def test_a_commit_whose_connection_broke_is_connection_lost(postgres_url: str):
+    """Its fate unknown to the writer: a send then looks for its message (MessagingService)."""
+    migrate(postgres_url)
+    factory = PostgresUnitOfWorkFactory(postgres_url)
+    others = (
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+        " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+    )
+    try:
+        with (
+            pytest.raises(ConnectionLost, match=r"^cannot reach database "),
+            factory(write=True) as uow,
+        ):
+            uow.fleets.add(Fleet(0, "cut off", datetime.now(UTC)))
+            rows(postgres_url, others)
+            uow.commit()
+        with factory() as reader:  # a fresh connection: the store answers again
+            assert reader.fleets.list_all() == []
+    finally:
+        factory.close()
 
 
 def _write_once(factory: PostgresUnitOfWorkFactory, order: list[str]) -> None:

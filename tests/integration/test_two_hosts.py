@@ -50,6 +50,17 @@ def listed(hosts: TwoHosts, member: int, pane_state: str | None) -> dict[str, An
     return row if row["pane_state"] == pane_state else None
 
 
+def ping_and_capture(hosts: TwoHosts, member: int) -> str:
+    """`ping 1` from A's Director to the member on B (B's relay types the preview, A's relay
+    the reply), then the member's screen as A captures it through B's relay."""
+    sent = hosts.send(hosts.a, hosts.director, member, "ping 1")
+    assert sent["notification"]["state"] == "pending"
+    wait_until(lambda: pongs_to_director(hosts), "pong 1 in the Director's pane")
+    captured: str = hosts.a.ok("member", "capture", "--fleet-id", str(hosts.fleet_id),
+                               "--member-id", str(member), "--lines", "40")  # fmt: skip
+    return captured
+
+
 def pings_taken(hosts: TwoHosts) -> list[str]:
     return [e["text"] for e in hosts.member_events("submit") if "ping" in e["text"]]
 
@@ -69,14 +80,7 @@ def test_a_fleet_over_two_hosts_spawns_talks_captures_survives_a_relay_crash_and
     assert placement["relay"]["alive"] is True
     wait_until(lambda: hosts.member_events("ready"), "the member's agent")
 
-    # A -> B: the preview is typed by B's relay; the reply B -> A by A's relay
-    sent = hosts.send(a, hosts.director, member, "ping 1")
-    assert sent["notification"]["state"] == "pending"
-    wait_until(lambda: pongs_to_director(hosts), "pong 1 in the Director's pane")
-
-    # capture across: A asks, B's relay reads its pane
-    captured = a.ok("member", "capture", "--fleet-id", str(hosts.fleet_id),
-                    "--member-id", str(member), "--lines", "40")  # fmt: skip
+    captured = ping_and_capture(hosts, member)
     assert "SUBMIT:" in captured and "ping 1" in captured
     local = b.tmux.run("capture-pane", "-p", "-t", placement["mux_pane_id"])
     assert captured.strip().splitlines()[-1] in local
@@ -184,3 +188,48 @@ def wakes_naming(hosts: TwoHosts, member: int) -> list[str]:
 
 def b_pane_ids(hosts: TwoHosts) -> list[str]:
     return hosts.b.tmux.run("list-panes", "-a", "-F", "#{pane_id}").split()
+
+
+@pytest.fixture
+def hosts_with_b_as_a_service(tmp_path: Path, postgres_url: str) -> Iterator[TwoHosts]:
+    binary = tmux_binary()
+    if binary is None:
+        pytest.skip("tmux is not installed")
+    with two_hosts(tmp_path, postgres_url, binary, relay_b_in_pane=False) as made:
+        yield made
+
+
+def test_a_relay_run_under_nohup_spawns_members_in_a_tmux_session_of_its_own(
+    hosts_with_b_as_a_service: TwoHosts,
+) -> None:
+    hosts = hosts_with_b_as_a_service
+    a, b = hosts.a, hosts.b
+
+    member = hosts.spawn_on_b("builder")  # asked on A, carried out by B's relay
+
+    started = hosts.relay_b_output.read_text().splitlines()[0]
+    marked = "#{?#{@cafleet-relay-home},#{pane_id},}"  # the pane members open beside
+    home = hosts.relay_session(b, "list-panes", "-s", "-t", "=members", "-F", marked).strip()
+    assert started == (
+        f"relay started (host {HOST_B!r}, pid {hosts.relay_pid(HOST_B)}, in no pane: members"
+        f" spawned here from other hosts open in tmux session 'members' beside pane {home};"
+        " attach with `tmux -L cafleet attach -t members`)"
+    )
+
+    row = wait_until(lambda: listed(hosts, member, "running"), "B's relay to report the pane")
+    placement = row["placement"]
+    assert (placement["host"], placement["mux_session"]) == (HOST_B, "members")
+    session_panes = hosts.relay_session(b, "list-panes", "-s", "-t", "=members", "-F",
+                                        "#{pane_id}").split()  # fmt: skip
+    assert session_panes == [home, placement["mux_pane_id"]]
+    assert b_pane_ids(hosts) == [b.tmux.pane_id]  # nothing opened in B's other tmux server
+    wait_until(lambda: hosts.member_events("ready"), "the member's agent")
+
+    assert "ping 1" in ping_and_capture(hosts, member)  # messaged and captured across
+
+    # deleted across: B's relay closes the member's pane; the session's own pane stays
+    deleted = a.ok("member", "delete", "--fleet-id", str(hosts.fleet_id),
+                   "--member-id", str(member))  # fmt: skip
+    assert f"{placement['mux_pane_id']} (closed)" in deleted
+    after = hosts.relay_session(b, "list-panes", "-s", "-t", "=members", "-F", "#{pane_id}")
+    assert after.split() == [home]

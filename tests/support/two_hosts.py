@@ -10,7 +10,13 @@ cross-host benchmark.
   pane (nothing is spawned on A from elsewhere). `spawn_on_a` puts a demo-agent member
   beside the Director, for a delivery on one host through the same store.
 - Host B: B's relay runs in the first pane of B's server, so members spawned on B open
-  beside it. Members run the demo agent, which answers `ping N` with `pong N`.
+  beside it; or (`relay_b_in_pane=False`) under nohup outside any pane, as a service, so
+  members open in the tmux session it makes of its own. Members run the demo agent, which
+  answers `ping N` with `pong N`.
+
+Each host has its own tmux socket directory (TMUX_TMPDIR), as a machine of its own has: the
+session a relay outside any pane makes (`tmux -L cafleet`) is the host's, and is killed at
+the end.
 
 Everything runs through the installed `cafleet` command, as a person would.
 """
@@ -24,6 +30,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
@@ -115,6 +122,7 @@ class TwoHosts:
     director: int = 0
     relay_a: subprocess.Popen[str] | None = None
     relay_b_pane: str = ""
+    relay_b_service: subprocess.Popen[bytes] | None = None  # B's relay under nohup
 
     # -- the fleet
 
@@ -190,6 +198,40 @@ class TwoHosts:
         self.relay_b_pane = pane
         self.wait_relay(HOST_B)
 
+    @property
+    def relay_b_output(self) -> Path:
+        return self.scratch / "logs" / "relay-b.out"
+
+    def start_relay_b_under_nohup(self) -> None:
+        """As a service runs it: under nohup, in no pane and with no TMUX, output to a file."""
+        env = {**self.b.env, "CAFLEET_DEMO_LOG": str(self.members_log)}
+        env.pop("TMUX", None)
+        env.pop("TMUX_PANE", None)
+        nohup = shutil.which("nohup") or "nohup"
+        with self.relay_b_output.open("wb") as out:
+            self.relay_b_service = subprocess.Popen(
+                [nohup, *CAFLEET, "relay", "--poll", "1"],
+                env=env,
+                cwd=self.scratch,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # no terminal, no session leader of the test's
+            )
+        self.wait_relay(HOST_B)
+
+    def relay_session(self, host: Host, *args: str) -> str:
+        """`tmux -L cafleet ...` on `host`: the session its relay made outside any pane."""
+        done = subprocess.run(
+            [host.tmux.binary, "-L", "cafleet", *args],
+            env=clean_environment(TMUX_TMPDIR=host.env["TMUX_TMPDIR"]),
+            capture_output=True,
+            text=True,
+            timeout=15,
+            check=True,
+        )
+        return done.stdout.strip()
+
     def kill_relay_b(self) -> None:
         """SIGKILL, as a crash or a lost machine: no goodbye, its beat just goes stale."""
         os.kill(self.relay_pid(HOST_B), signal.SIGKILL)
@@ -233,12 +275,14 @@ class TwoHosts:
             engine.dispose()
 
     def stop(self) -> None:
-        if self.relay_a is not None and self.relay_a.poll() is None:
-            self.relay_a.terminate()
-            try:
-                self.relay_a.wait(20)
-            except subprocess.TimeoutExpired:
-                self.relay_a.kill()
+        for relay in (self.relay_a, self.relay_b_service):
+            if relay is not None and relay.poll() is None:
+                relay.terminate()
+                try:
+                    relay.wait(20)
+                except subprocess.TimeoutExpired:
+                    relay.kill()
+                    relay.wait(20)
 
 
 def _create_demo_member(
@@ -262,12 +306,26 @@ def _plain_shell(tmux: TmuxServer) -> str:
     return pane
 
 
-def _host_env(scratch: Path, host: str) -> dict[str, str]:
-    """A host's name and its own runtime directory (send locks, launch pads), as on a
-    machine of its own."""
+def _host_env(scratch: Path, sockets: Path, host: str) -> dict[str, str]:
+    """A host's name, its own runtime directory (send locks, launch pads) and tmux socket
+    directory, as on a machine of its own."""
     runtime = scratch / f"run-{host}"
     runtime.mkdir(mode=0o700)
-    return {"CAFLEET_HOST": host, "XDG_RUNTIME_DIR": str(runtime)}
+    tmux_dir = sockets / host
+    tmux_dir.mkdir(mode=0o700)
+    return {"CAFLEET_HOST": host, "XDG_RUNTIME_DIR": str(runtime), "TMUX_TMPDIR": str(tmux_dir)}
+
+
+def _kill_relay_sessions(binary: str, hosts: list[dict[str, str]]) -> None:
+    """The tmux servers the relays made outside any pane (see relay_session)."""
+    for env in hosts:
+        subprocess.run(
+            [binary, "-L", "cafleet", "kill-server"],
+            env=clean_environment(TMUX_TMPDIR=env["TMUX_TMPDIR"]),
+            capture_output=True,
+            timeout=15,
+            check=False,
+        )
 
 
 def _assignments(env: Mapping[str, str]) -> str:
@@ -275,7 +333,9 @@ def _assignments(env: Mapping[str, str]) -> str:
 
 
 @contextmanager
-def two_hosts(scratch: Path, url: str, tmux_binary: str) -> Iterator[TwoHosts]:
+def two_hosts(
+    scratch: Path, url: str, tmux_binary: str, *, relay_b_in_pane: bool = True
+) -> Iterator[TwoHosts]:
     """The store set up (`cafleet setup`), both hosts' tmux servers, a fleet whose Director
     is on A, and both relays running; everything stopped and killed afterwards."""
     home = scratch / "home"
@@ -291,14 +351,21 @@ def two_hosts(scratch: Path, url: str, tmux_binary: str) -> Iterator[TwoHosts]:
     with ExitStack() as stack:
         tmux_a = stack.enter_context(private_tmux(tmux_binary, "cafleet-host-a", (200, 50)))
         tmux_b = stack.enter_context(private_tmux(tmux_binary, "cafleet-host-b", (200, 50)))
+        # short: a socket's path must fit in 108 bytes
+        sockets = Path(tempfile.mkdtemp(prefix="cafleet-tmux-"))
+        stack.callback(shutil.rmtree, sockets, ignore_errors=True)
         director_pane = _plain_shell(tmux_a)
         a_env = {**tmux_a.env, "TMUX_PANE": director_pane}
-        a = Host(HOST_A, tmux_a, {**base, **_host_env(scratch, HOST_A), **a_env})
-        b = Host(HOST_B, tmux_b, {**base, **_host_env(scratch, HOST_B), **tmux_b.env})
+        a = Host(HOST_A, tmux_a, {**base, **_host_env(scratch, sockets, HOST_A), **a_env})
+        b = Host(HOST_B, tmux_b, {**base, **_host_env(scratch, sockets, HOST_B), **tmux_b.env})
+        stack.callback(_kill_relay_sessions, tmux_binary, [a.env, b.env])
         a.ok("setup")
         hosts = TwoHosts(scratch, url, a, b, scratch / "logs" / "director.jsonl")
         stack.callback(hosts.stop)
         hosts.create_fleet()
         hosts.start_relay_a()
-        hosts.start_relay_b()
+        if relay_b_in_pane:
+            hosts.start_relay_b()
+        else:
+            hosts.start_relay_b_under_nohup()
         yield hosts

@@ -111,6 +111,8 @@ export interface PaneFrame {
 export interface SendResult {
   task_id: number;
   status: TaskStatus;
+  /** Set when the store failed after the message was stored: it is sent, do not resend. */
+  unrecorded?: string | null;
 }
 
 export interface MonitorPatch {

@@ -260,13 +260,13 @@ class AdminService:
                 _active_agent(uow, fleet_id, to)
         sender = administrator.agent_id
         if to == BROADCAST:
-            summary = self._messaging.broadcast(fleet_id, sender, text).summary
-            return SendReceipt(summary.task_id, summary.state)
+            spread = self._messaging.broadcast(fleet_id, sender, text)
+            return SendReceipt(spread.summary.task_id, spread.summary.state, spread.unrecorded)
         try:
-            sent = self._messaging.send(fleet_id, sender, to, text, reply_to=reply_to).message
+            sent = self._messaging.send(fleet_id, sender, to, text, reply_to=reply_to)
         except NotFound as exc:  # the recipient left between the check and the send
             raise NotFound(AGENT_NOT_FOUND) from exc
-        return SendReceipt(sent.task_id, sent.state)
+        return SendReceipt(sent.message.task_id, sent.message.state, sent.unrecorded)
 
     # --- change detection for the event stream ---------------------------------------------
 

@@ -83,6 +83,7 @@ class RuntimeView:
 class SendReceipt:
     task_id: int
     state: MessageState
+    unrecorded: str | None = None  # the store failed after the message was stored: why
 
 
 class FleetEvent(StrEnum):

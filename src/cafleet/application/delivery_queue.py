@@ -10,11 +10,15 @@ empty: so no row is stranded, and no sender waits for other senders' messages to
 Each row is marked as begun (`attempted_at`) before it is announced; a pending row with that
 mark is one whose deliverer died, and it is settled `failed` (interrupted) rather than typed
 a second time.
+
+The store may fail after a message was stored (a full disk, a lost connection): a row whose
+outcome could not be recorded stays as it was (queued if it was not begun; begun, so never
+announced again, if it was), and the sender learns the outcome as known (`Delivered`).
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import timedelta
 
 from cafleet.application.keystrokes import lock_key
@@ -35,10 +39,35 @@ from cafleet.domain.delivery import (
     PushOutcome,
     SkipReason,
 )
+from cafleet.domain.errors import CafleetError, Unavailable
 from cafleet.domain.placement import Placement
 
 QUEUE_WAIT_SECONDS = 0.5  # how long a sender waits for the pane before leaving its row queued
 SENDER_ROWS = 3  # rows a sender types before leaving the rest (its own too, if behind) to a drainer
+
+
+class OutcomeUnrecorded(Unavailable):
+    """An attempt's outcome that the store refused to record (its error's message): `row` is
+    the row as it would have been stored."""
+
+    def __init__(self, row: Delivery, cause: CafleetError) -> None:
+        super().__init__(cause.message)
+        self.row = row
+
+
+@dataclass(frozen=True)
+class Delivered:
+    """A sender's row after its delivery: as stored, or, when `unrecorded` (the store's error)
+    is set, as known here. `rows_left`: rows are queued behind it for a drainer."""
+
+    row: Delivery
+    rows_left: bool = False
+    unrecorded: str | None = None
+
+
+def queued(row: Delivery) -> Delivery:
+    """A pending row as a sender reports it: another delivery of the pane takes it."""
+    return replace(row, error=QUEUED)
 
 
 def queue_key(target: PushTarget) -> str:
@@ -61,17 +90,27 @@ class DeliveryQueue:
         self._locks = locks
         self._wait = wait
 
-    def deliver(self, delivery: Delivery, target: PushTarget) -> tuple[Delivery, bool]:
+    def deliver(self, delivery: Delivery, target: PushTarget) -> Delivered:
         """Deliver the recipient's queue up to this row if the pane is free. The row as it
         stands then (settled, or pending with the note `queued`), and whether rows are left
         for a drainer (see the module doc): never when another process held the lock."""
         recipient = target.agent_id
+        recorded: list[Delivery] = []
         try:
             with self._locks.hold(queue_key(target), self._wait):
-                emptied = self.drain(recipient, through=delivery.task_id, most=SENDER_ROWS)
+                emptied = self.drain(recipient, delivery.task_id, SENDER_ROWS, recorded)
         except TimeoutError:  # the holder reads the queue after taking the lock: the row is its
-            return self._row(delivery), False
-        return self._row(delivery), emptied and self._has_queue(recipient)
+            emptied = False
+        except OutcomeUnrecorded as exc:  # announced: that outcome is known here alone
+            ours = exc.row if exc.row.task_id == delivery.task_id else queued(delivery)
+            return Delivered(ours, unrecorded=exc.message)
+        except CafleetError as exc:  # the store or the pane's lock failed before it was begun
+            return Delivered(queued(delivery), unrecorded=exc.message)
+        try:
+            return Delivered(self._row(delivery), emptied and self._has_queue(recipient))
+        except CafleetError:  # recorded (or left to the holder) but not read back
+            mine = [row for row in recorded if row.task_id == delivery.task_id]
+            return Delivered(mine[-1] if mine else queued(delivery))
 
     def deliver_queued(self, target: PushTarget) -> None:
         """The drainer: deliver what is queued for this pane until it stays empty, unless
@@ -85,19 +124,30 @@ class DeliveryQueue:
                 return
 
     def record(self, delivery: Delivery, outcome: PushOutcome) -> Delivery:
-        """Store one row's outcome (the ladder's earlier attempts as rows of their own)."""
-        with self._uow(write=True) as uow:
-            first, *later = delivery.attempts_of(outcome, self._clock.now())
-            uow.deliveries.save(first)
-            for attempt in later:
-                uow.deliveries.add(attempt)
-            uow.commit()
+        """Store one row's outcome (the ladder's earlier attempts as rows of their own);
+        OutcomeUnrecorded when the store refuses it."""
+        first, *later = delivery.attempts_of(outcome, self._clock.now())
+        try:
+            with self._uow(write=True) as uow:
+                uow.deliveries.save(first)
+                for attempt in later:
+                    uow.deliveries.add(attempt)
+                uow.commit()
+        except CafleetError as exc:
+            raise OutcomeUnrecorded(later[-1] if later else first, exc) from exc
         return later[-1] if later else first
 
-    def drain(self, recipient: int, through: int | None = None, most: int | None = None) -> bool:
+    def drain(
+        self,
+        recipient: int,
+        through: int | None = None,
+        most: int | None = None,
+        recorded: list[Delivery] | None = None,
+    ) -> bool:
         """Under the pane's queue lock: deliver the queued rows in task order, up to the task
-        `through` and at most `most` rows when given. False when it stopped with rows left
-        for their senders (the member is still starting)."""
+        `through` and at most `most` rows when given; each row recorded is added to
+        `recorded`. False when it stopped with rows left for their senders (the member is
+        still starting). A store error stops it (the rows not reached stay queued)."""
         delivered = 0
         while True:
             step = self._next(recipient)
@@ -109,7 +159,9 @@ class DeliveryQueue:
             if announcement is not None:
                 outcome = self._announce(announcement)
             assert outcome is not None
-            self.record(row, outcome)
+            row = self.record(row, outcome)
+            if recorded is not None:
+                recorded.append(row)
             delivered += 1
             if (through is not None and row.task_id >= through) or delivered == most:
                 return True
@@ -162,7 +214,7 @@ class DeliveryQueue:
     def _row(self, delivery: Delivery) -> Delivery:
         with self._uow() as uow:
             row = uow.deliveries.get(delivery.task_id, delivery.recipient_agent_id) or delivery
-        return replace(row, error=QUEUED) if row.state is DeliveryState.PENDING else row
+        return queued(row) if row.state is DeliveryState.PENDING else row
 
 
 def _fixed_outcome(row: Delivery, placement: Placement | None) -> PushOutcome | None:

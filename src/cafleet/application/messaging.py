@@ -4,13 +4,17 @@ The pipeline of a send: one short write transaction stores the message and its
 ledger row (outcomes known without a pane are final right away), it commits,
 and only then is the recipient's pane touched. The outcome is recorded in a
 second short transaction. A push failure never loses the message.
+
+Once the message is stored the send has happened: a store that fails after the commit (a
+full disk, a lost connection) never makes it look failed, or a sender would send it again.
+The result carries the delivery as known and the store's error (`unrecorded`).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
@@ -20,7 +24,12 @@ from cafleet.application.confirmations import (
     RECEIPT_POLL_SECONDS,
     confirm_taken,
 )
-from cafleet.application.delivery_queue import QUEUE_WAIT_SECONDS, DeliveryQueue
+from cafleet.application.delivery_queue import (
+    QUEUE_WAIT_SECONDS,
+    Delivered,
+    DeliveryQueue,
+    queued,
+)
 from cafleet.application.gathering import Gathering, Gatherings
 from cafleet.application.identity import history_reader, verified_actor
 from cafleet.application.lookups import (
@@ -47,7 +56,14 @@ from cafleet.domain.delivery import (
     PushOutcome,
     SkipReason,
 )
-from cafleet.domain.errors import Invalid, NotFound, UsageProblem
+from cafleet.domain.errors import (
+    CafleetError,
+    ConnectionLost,
+    Invalid,
+    NotFound,
+    Unavailable,
+    UsageProblem,
+)
 from cafleet.domain.identity import MemberCredential
 from cafleet.domain.message import Message, broadcast_summary, once_per_broadcast, unicast
 from cafleet.domain.placement import Placement
@@ -65,13 +81,15 @@ START_POLL_SECONDS = 0.25
 @dataclass(frozen=True)
 class SendResult:
     message: Message
-    delivery: Delivery
+    delivery: Delivery  # as stored, or as known when `unrecorded` is set
+    unrecorded: str | None = None  # the store's error that kept the delivery from the ledger
 
 
 @dataclass(frozen=True)
 class BroadcastResult:
     summary: Message
     deliveries: tuple[Delivery, ...]
+    unrecorded: str | None = None  # as SendResult's, for any of the deliveries
 
     @property
     def recipients(self) -> int:
@@ -160,7 +178,7 @@ class MessagingService:
         """`reply_to`: the message this one answers (its thread is joined); the recipient
         defaults to that message's other party."""
         self._check_size(text)
-        with self._uow(write=True) as uow:
+        with self._committing() as committing, self._uow(write=True) as uow:
             sender, verified = verified_actor(uow, fleet_id, agent_id, caller)
             answers = (
                 None
@@ -186,10 +204,37 @@ class MessagingService:
             )
             message = _with_id(message, uow.messages.add(message))
             planned = self._plan(uow, message, recipient)
+            committing.append(message)
             uow.commit()
-        [delivery] = self._push([planned])
+        [delivered] = self._push([planned])
         self._retitle_panes([planned])
-        return SendResult(message, delivery)
+        return SendResult(message, delivered.row, delivered.unrecorded)
+
+    @contextmanager
+    def _committing(self) -> Iterator[list[Message]]:
+        """Around a send's write transaction, which names its message before committing. A
+        connection that breaks during the commit leaves it unknown whether the commit was
+        applied: the message is looked for, and the send goes on only if it is there."""
+        committing: list[Message] = []
+        try:
+            yield committing
+        except ConnectionLost as lost:
+            if not committing:
+                raise
+            self._require_stored(committing[0], lost)
+
+    def _require_stored(self, message: Message, lost: ConnectionLost) -> None:
+        """Raise `lost` unless the message is stored; when that cannot be told, say so."""
+        try:
+            with self._uow() as uow:
+                found = uow.messages.get(message.task_id)
+        except CafleetError:
+            raise Unavailable(
+                f"{lost.message}; message {message.task_id} may have been stored:"
+                " `cafleet message show` tells, before it is sent again"
+            ) from lost
+        if found is None or (found.created_at, found.text) != (message.created_at, message.text):
+            raise lost
 
     def nudge(
         self,
@@ -219,7 +264,7 @@ class MessagingService:
         self, fleet_id: int, agent_id: int, text: str, caller: MemberCredential | None = None
     ) -> BroadcastResult:
         self._check_size(text)
-        with self._uow(write=True) as uow:
+        with self._committing() as committing, self._uow(write=True) as uow:
             sender, verified = verified_actor(uow, fleet_id, agent_id, caller)
             recipients = [
                 a
@@ -244,10 +289,12 @@ class MessagingService:
                 )
                 delivery = _with_id(delivery, uow.messages.add(delivery))
                 planned.append(self._plan(uow, delivery, recipient))
+            committing.append(summary)
             uow.commit()
-        pushed = tuple(self._push(planned))
+        pushed = self._push(planned)
         self._retitle_panes(planned)
-        return BroadcastResult(summary, pushed)
+        unrecorded = next((d.unrecorded for d in pushed if d.unrecorded), None)
+        return BroadcastResult(summary, tuple(d.row for d in pushed), unrecorded)
 
     def poll(
         self,
@@ -364,33 +411,38 @@ class MessagingService:
         uow.deliveries.add(delivery)  # queued: the pane's queue announces it (delivery_queue)
         return _Planned(delivery, PushTarget.of(placement))
 
-    def _push(self, planned: list[_Planned]) -> list[Delivery]:
+    def _push(self, planned: list[_Planned]) -> list[Delivered]:
         """Deliver pending rows through their panes' queues, with no transaction open; each
         outcome is recorded as it comes. Rows left queued behind ours go to a drainer (or,
         without one, are delivered here before returning)."""
         jobs = [p for p in planned if p.target is not None]
         if not jobs:
-            return [p.delivery for p in planned]
+            return [Delivered(p.delivery) for p in planned]
         results = [self._deliver(jobs[0])] if len(jobs) == 1 else self._deliver_together(jobs)
         left = [
             job.delivery.recipient_agent_id
-            for job, (_, rows_left) in zip(jobs, results, strict=True)
-            if rows_left
+            for job, result in zip(jobs, results, strict=True)
+            if result.rows_left
         ]
         if left:
-            if self._drains is None:
-                self.drain_queued(left)
-            else:
-                self._drains.start(left)
-        settled = {id(job): row for job, (row, _) in zip(jobs, results, strict=True)}
-        return [settled.get(id(p), p.delivery) for p in planned]
+            self._hand_over(left)
+        settled = {id(job): result for job, result in zip(jobs, results, strict=True)}
+        return [settled.get(id(p), Delivered(p.delivery)) for p in planned]
 
-    def _deliver_together(self, jobs: list[_Planned]) -> list[tuple[Delivery, bool]]:
+    def _hand_over(self, recipients: list[int]) -> None:
+        """Other senders' rows, left queued behind ours: to a drainer, or delivered here."""
+        if self._drains is not None:
+            self._drains.start(recipients)
+            return
+        with suppress(CafleetError):  # theirs stay queued for the next delivery or the monitor
+            self.drain_queued(recipients)
+
+    def _deliver_together(self, jobs: list[_Planned]) -> list[Delivered]:
         """Each row through its own pane's queue, in threads that form one gathering: the
         rows that reach the keystroke rung are typed as one batch, with one submit delay."""
         workers = min(BROADCAST_PUSH_WORKERS, len(jobs))
         gathering: Gathering[object, object] = Gathering(workers)
-        results: list[tuple[Delivery, bool] | None] = [None] * len(jobs)
+        results: list[Delivered | None] = [None] * len(jobs)
         todo = iter(list(enumerate(jobs)))
         guard = threading.Lock()
 
@@ -423,19 +475,23 @@ class MessagingService:
             if placement is not None and not placement.is_pending and self._reaches(placement.host):
                 self._queue.deliver_queued(PushTarget.of(placement))
 
-    def _deliver(self, job: _Planned) -> tuple[Delivery, bool]:
-        """The row after delivery, and whether rows are queued for its pane still."""
+    def _deliver(self, job: _Planned) -> Delivered:
+        """The row after delivery, and whether rows are queued for its pane still. Its message
+        is stored: a store error now leaves the row queued and is reported with it."""
         target = job.target
         assert target is not None
-        if not target.ready:
-            ready = self._when_ready(target)
-            if ready is None:
-                outcome = PushOutcome.skipped(
-                    SkipReason.AGENT_STARTING, target.backend.value, target.pane_id
-                )
-                return self._queue.record(job.delivery, outcome), False
-            target = ready
-        return self._queue.deliver(job.delivery, target)
+        try:
+            if not target.ready:
+                ready = self._when_ready(target)
+                if ready is None:
+                    outcome = PushOutcome.skipped(
+                        SkipReason.AGENT_STARTING, target.backend.value, target.pane_id
+                    )
+                    return Delivered(self._queue.record(job.delivery, outcome))
+                target = ready
+            return self._queue.deliver(job.delivery, target)
+        except CafleetError as exc:  # not begun, or only skipped: the row stays queued
+            return Delivered(queued(job.delivery), unrecorded=exc.message)
 
     def _when_ready(self, target: PushTarget) -> PushTarget | None:
         """Wait (bounded) until a starting member's agent was seen ready; None if it was not.

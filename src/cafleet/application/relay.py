@@ -32,6 +32,7 @@ from cafleet.domain.relay import (
     RelayBeat,
     RelayDown,
     RelayRequest,
+    RelaySession,
     RequestState,
     relayed_host,
 )
@@ -61,6 +62,8 @@ class RelayDuties:
     # the receipts the agents' own records show, written as the monitor does for its host
     record_receipts: Callable[[Sequence[Placement]], None] | None = None
     own_pane: Callable[[], PaneLocation | None] | None = None  # the pane the relay runs in
+    # a session of the relay's own, for a relay in no pane (raises a CafleetError if it cannot)
+    own_session: Callable[[], RelaySession] | None = None
     # the titles of this host's panes (PaneTitles.refresh): mail sent from another host
     # could not title them
     retitle: Callable[[Sequence[int]], object] | None = None
@@ -161,12 +164,13 @@ class RelayService:
         self._reported_at: datetime | None = None
         self._reported: list[PaneReport] | None = None
         self._pane: PaneLocation | None = None
+        self.session: RelaySession | None = None  # set when it runs in no pane
+        self.no_session: str | None = None  # why no session of its own could be made
 
     def start(self) -> RelayBeat:
         """Claim this host's relay; refused while another live one holds it."""
         pid = self._process.pid()
-        own_pane = self._duties.own_pane
-        self._pane = None if own_pane is None else own_pane()
+        self._pane = self._home()
         with self._uow(write=True) as uow:
             now = self._clock.now()
             current = beat_of(uow, self.host)
@@ -179,6 +183,20 @@ class RelayService:
             uow.commit()
         self._beaten_at = now
         return beat
+
+    def _home(self) -> PaneLocation | None:
+        """The pane members spawned here from other hosts open beside: the relay's own, else
+        one of a session of its own (None: no multiplexer to spawn them in)."""
+        own_pane, own_session = self._duties.own_pane, self._duties.own_session
+        pane = None if own_pane is None else own_pane()
+        if pane is not None or own_session is None:
+            return pane
+        try:
+            self.session = own_session()
+        except CafleetError as exc:
+            self.no_session = exc.message
+            return None
+        return self.session.pane
 
     def stop(self) -> None:
         """Finish the requests in hand (those not begun stay pending), then leave."""

@@ -493,8 +493,9 @@ def _anchor(uow: UnitOfWork, director: Placement, host: str | None, now: datetim
         raise no_relay(host, beat)
     if beat.pane is None:
         raise Invalid(
-            f"the relay of host {host!r} runs in no tmux or herdr pane; start `cafleet relay`"
-            " in one to spawn members on that host"
+            f"the relay of host {host!r} has no pane to open members beside: it runs in no"
+            " tmux or herdr pane and could not make a tmux session of its own (its first line"
+            " of output says why)"
         )
     return beat.pane
 

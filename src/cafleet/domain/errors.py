@@ -73,6 +73,10 @@ class SchemaNewer(SchemaMissing):
         )
 
 
+class ConnectionLost(Unavailable):
+    """The connection to the database broke: a commit under way may have been applied or not."""
+
+
 class DatabaseBusy(Unavailable):
     def __init__(self) -> None:
         super().__init__(

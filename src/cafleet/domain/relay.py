@@ -63,6 +63,16 @@ class RelayBeat:
         return self.pid != pid and self.is_alive(now) and alive(self.pid)
 
 
+@dataclass(frozen=True)
+class RelaySession:
+    """The multiplexer session of a relay's own, for a relay that runs in no pane (a service):
+    members spawned on its host from other hosts open in it, beside `pane`."""
+
+    name: str
+    pane: PaneLocation
+    attach: str  # the command that shows the session, e.g. `tmux -L cafleet attach -t members`
+
+
 class RequestState(StrEnum):
     PENDING = "pending"
     DONE = "done"

@@ -37,7 +37,8 @@ def stream(
     limits: StreamLimits = FAST,
     disconnected: Callable[[], Awaitable[bool]] = never,
 ) -> AsyncIterator[str]:
-    return fleet_events(container.admin(), fleet_id, limits, disconnected)
+    admin = container.admin()
+    return fleet_events(admin, fleet_id, admin.mark(fleet_id), limits, disconnected)
 
 
 def run(steps: Callable[[], Awaitable[None]]) -> None:
@@ -188,18 +189,15 @@ def test_an_idle_stream_sends_keepalives_and_ends_after_its_lifetime(container, 
 
 def test_a_database_error_is_reported_and_ends_the_stream(container, alpha, monkeypatch) -> None:
     admin = container.admin()
-    looks = iter([admin.mark(alpha.fleet.fleet_id)])
+    baseline = admin.mark(alpha.fleet.fleet_id)
 
     def mark(_fleet_id: int):
-        try:
-            return next(looks)
-        except StopIteration:
-            raise DatabaseBusy() from None
+        raise DatabaseBusy()
 
     monkeypatch.setattr(admin, "mark", mark)
 
     async def steps() -> None:
-        events = fleet_events(admin, alpha.fleet.fleet_id, FAST, never)
+        events = fleet_events(admin, alpha.fleet.fleet_id, baseline, FAST, never)
         chunks = [chunk async for chunk in events]
         assert parse(chunks[-1]) == ("error", {"detail": DatabaseBusy().message})
 

@@ -8,7 +8,9 @@ from dataclasses import replace
 import pytest
 from dependency_injector import providers
 
+from cafleet.adapters.fake.store import CommitRefusal
 from cafleet.domain.delivery import DeliveryState
+from cafleet.domain.errors import Unavailable
 from cafleet.domain.message import MessageState
 from cafleet.settings import Settings
 
@@ -308,6 +310,21 @@ def test_send_goes_out_as_the_administrator_and_is_pushed(client, fleets, alpha)
     assert stored.text == "please review"
     pane = fleets.server(alpha).panes["%1"]
     assert any("please review" in turn for turn in pane.submitted())
+
+
+def test_a_send_stored_before_the_disk_filled_answers_200_with_what_was_not_recorded(
+    client, container, fleets, alpha
+) -> None:
+    worker = fleets.member(alpha, "worker", pane="%1")
+    full = "database error: database or disk is full"
+    container.uow().refuse_commits(CommitRefusal(Unavailable(full)), after=1)  # after the send's
+
+    response = send(client, alpha.fleet.fleet_id, to_agent_id=worker, text="stored first")
+
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body == {"task_id": body["task_id"], "status": "input_required", "unrecorded": full}
+    assert fleets.message(body["task_id"]).text == "stored first"
 
 
 def test_send_accepts_the_administrators_own_id_as_from_agent(client, fleets, alpha) -> None:

@@ -61,7 +61,8 @@ def test_the_stream_sends_a_pane_when_the_watch_starts_and_when_it_changed(
     watcher = hub.join(fid, [worker, alpha.administrator.agent_id])
 
     async def steps() -> None:
-        events = fleet_events(container.admin(), fid, FAST, never, lambda: hub.fresh(watcher))
+        admin = container.admin()
+        events = fleet_events(admin, fid, admin.mark(fid), FAST, never, lambda: hub.fresh(watcher))
         assert (await anext(events)).startswith("retry:")
         hub.tick()
         first, second = events_of(await anext(events) + await anext(events))

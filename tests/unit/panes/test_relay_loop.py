@@ -16,8 +16,9 @@ from cafleet.application.relay import (
     RelayService,
     RelayTick,
 )
+from cafleet.domain.errors import Unavailable
 from cafleet.domain.placement import Multiplexer, PaneLocation
-from cafleet.domain.relay import PaneVerb, RelayRequest, RequestState
+from cafleet.domain.relay import PaneVerb, RelayBeat, RelayRequest, RelaySession, RequestState
 from cafleet.entrypoints.relay.loop import run_relay
 
 from .builders import SOCKET, PaneRig
@@ -89,16 +90,58 @@ def test_the_loop_says_where_it_runs_answers_and_leaves(rig: PaneRig) -> None:
         assert uow.relays.beats() == []  # it left
 
 
-def test_outside_a_pane_it_says_members_cannot_be_spawned_here(rig: PaneRig) -> None:
-    relay = service(rig, RelayDuties(lambda recipients: None, lambda request: ""))
+def first_line(rig: PaneRig, duties: RelayDuties) -> str:
+    """What a relay with these duties says when it starts."""
+    relay = service(rig, duties)
     out: list[str] = []
-
     run_relay(relay, rig.clock, 0.25, PolledWork(rig.clock), should_stop=after_rounds(relay, 1),
+              out=out.append, err=out.append)  # fmt: skip
+    return out[0]
+
+
+def test_outside_a_pane_it_says_members_cannot_be_spawned_here(rig: PaneRig) -> None:
+    assert first_line(rig, RelayDuties(lambda recipients: None, lambda request: "")) == (
+        "relay started (host 'here', pid 100, in no multiplexer pane: members cannot be"
+        " spawned here from other hosts)"
+    )
+
+
+def test_outside_a_pane_it_opens_members_in_a_session_of_its_own(rig: PaneRig) -> None:
+    home = PaneLocation(Multiplexer.TMUX, "members", "@0", "%0", "/run/t/cafleet", "id", "here")
+    session = RelaySession("members", home, "tmux -L cafleet attach -t members")
+    duties = RelayDuties(
+        lambda recipients: None, lambda request: "", own_pane=lambda: None,
+        own_session=lambda: session,
+    )  # fmt: skip
+    relay = service(rig, duties)
+    out: list[str] = []
+    beats: list[RelayBeat] = []
+
+    def stop() -> bool:
+        with rig.store() as uow:
+            beats.extend(uow.relays.beats())
+        return True
+
+    run_relay(relay, rig.clock, 0.25, PolledWork(rig.clock), should_stop=stop,
               out=out.append, err=out.append)  # fmt: skip
 
     assert out[0] == (
+        "relay started (host 'here', pid 100, in no pane: members spawned here from other hosts"
+        " open in tmux session 'members' beside pane %0; attach with"
+        " `tmux -L cafleet attach -t members`)"
+    )
+    assert [b.pane for b in beats] == [home]  # other hosts spawn beside it
+
+
+def test_a_relay_that_cannot_make_a_session_says_why(rig: PaneRig) -> None:
+    def no_tmux() -> RelaySession:
+        raise Unavailable("tmux binary not found on PATH")
+
+    duties = RelayDuties(lambda recipients: None, lambda request: "", own_session=no_tmux)
+
+    assert first_line(rig, duties) == (
         "relay started (host 'here', pid 100, in no multiplexer pane: members cannot be"
-        " spawned here from other hosts)"
+        " spawned here from other hosts (tmux binary not found on PATH))"
     )
 
 

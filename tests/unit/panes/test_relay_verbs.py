@@ -167,7 +167,7 @@ def test_without_a_host_a_member_goes_to_the_director_s_host_s_relay(
     assert [a.name for a in rig.store.tables.agents.values() if a.name == "coder"] == []
 
 
-def test_a_relay_outside_any_pane_refuses_to_spawn_in_one_line(
+def test_a_relay_with_no_pane_and_no_session_refuses_to_spawn_in_one_line(
     rig: PaneRig, hosts: TwoHosts
 ) -> None:
     hosts.answer_with(hosts.relay(in_pane=False))
@@ -176,8 +176,9 @@ def test_a_relay_outside_any_pane_refuses_to_spawn_in_one_line(
         hosts.spawner().create(hosts.spawning.request(host="here"))
 
     assert raised.value.message == (
-        "the relay of host 'here' runs in no tmux or herdr pane; start `cafleet relay` in one"
-        " to spawn members on that host"
+        "the relay of host 'here' has no pane to open members beside: it runs in no tmux or"
+        " herdr pane and could not make a tmux session of its own (its first line of output"
+        " says why)"
     )
     assert rig.driver.spawned == []
 

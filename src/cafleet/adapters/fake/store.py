@@ -24,6 +24,7 @@ from cafleet.application.ports import (
 )
 from cafleet.domain.agent import Agent
 from cafleet.domain.delivery import Delivery, DeliveryState
+from cafleet.domain.errors import CafleetError
 from cafleet.domain.fleet import Fleet
 from cafleet.domain.message import Message, MessageState, MessageType
 from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule
@@ -511,10 +512,15 @@ class MemoryUnitOfWork(UnitOfWork):
         assert self._tables is not None, "commit() outside the unit of work"
         if not self._write:
             raise RuntimeError("commit() on a read-only unit of work")
+        refusal = self._owner.refusal()
+        if refusal is not None and not refusal.applied:
+            raise refusal.error
         # a copy: writes after commit() belong to the next transaction, published only by
         # another commit, as a database connection begins a new one
         self._owner.tables = copy.deepcopy(self._tables)
         self._owner.commits += 1
+        if refusal is not None:
+            raise refusal.error
 
     def __exit__(
         self,
@@ -527,6 +533,16 @@ class MemoryUnitOfWork(UnitOfWork):
             self._owner.write_lock.release()
 
 
+@dataclass(frozen=True)
+class CommitRefusal:
+    """How commits fail: `error` raised, after the commit was `applied` (an answer lost with
+    the connection) or instead of it (a full disk); `times`: how many (None: all)."""
+
+    error: CafleetError
+    applied: bool = False
+    times: int | None = None
+
+
 class MemoryStore(UnitOfWorkFactory):
     """The fake database: call it like a unit-of-work factory."""
 
@@ -534,9 +550,26 @@ class MemoryStore(UnitOfWorkFactory):
         self.tables = MemoryTables()
         self.write_lock = threading.Lock()
         self.commits = 0
+        self._refusal: CommitRefusal | None = None
+        self._commits_allowed = 0
 
     def __call__(self, *, write: bool = False) -> MemoryUnitOfWork:
         return MemoryUnitOfWork(self, write=write)
+
+    def refuse_commits(self, refusal: CommitRefusal | None, after: int = 0) -> None:
+        """Commits after the next `after` fail as `refusal` says (None: they work again)."""
+        self._refusal, self._commits_allowed = refusal, after
+
+    def refusal(self) -> CommitRefusal | None:
+        """How the commit being made fails (None: it works); called once per commit."""
+        refusal = self._refusal
+        if refusal is None or self._commits_allowed > 0:
+            self._commits_allowed -= 1
+            return None
+        if refusal.times is not None:
+            left = refusal.times - 1
+            self._refusal = replace(refusal, times=left) if left > 0 else None
+        return refusal
 
 
 def _words(text: str) -> list[str]:

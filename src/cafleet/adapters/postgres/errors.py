@@ -5,12 +5,19 @@ from __future__ import annotations
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 
-from cafleet.domain.errors import CafleetError, DatabaseBusy, SchemaMissing, Unavailable
+from cafleet.domain.errors import (
+    CafleetError,
+    ConnectionLost,
+    DatabaseBusy,
+    SchemaMissing,
+    Unavailable,
+)
 
 # SQLSTATE classes and codes (https://www.postgresql.org/docs/current/errcodes-appendix.html)
 _BUSY = {"55P03", "40001", "40P01"}  # lock timeout, serialization failure, deadlock
 _SCHEMA = {"42P01", "42703"}  # undefined table, undefined column
-_UNREACHABLE = ("08", "57P", "53")  # connection, operator intervention, resources
+_LOST = ("08", "57P")  # connection, operator intervention: the session is gone
+_TOO_MANY_CONNECTIONS = "53300"  # unlike a full disk (53100), which fails one statement
 
 
 def shown_url(url: str) -> str:
@@ -33,6 +40,8 @@ def as_cafleet_error(exc: BaseException, url: str) -> CafleetError | None:
         return DatabaseBusy()
     if state in _SCHEMA:
         return SchemaMissing()
-    if not state or state.startswith(_UNREACHABLE):
+    if not state or state.startswith(_LOST):  # no state: the driver lost the connection
+        return ConnectionLost(f"cannot reach database {shown_url(url)}: {first_line}")
+    if state == _TOO_MANY_CONNECTIONS:
         return Unavailable(f"cannot reach database {shown_url(url)}: {first_line}")
     return Unavailable(f"database error: {first_line}")

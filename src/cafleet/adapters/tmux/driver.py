@@ -48,9 +48,14 @@ _UNREACHABLE_SIGNS = ("no server running", "error connecting to", "failed to con
 class TmuxPaneDriver(PaneDriver, PaneBatches, PaneLabels):
     backend = Multiplexer.TMUX
 
-    def __init__(self, socket: str | None = None, binary: str | None = None) -> None:
+    def __init__(
+        self, socket: str | None = None, binary: str | None = None, server: str | None = None
+    ) -> None:
+        """socket: the server's socket path; else `server`, its name (tmux -L); else the
+        user's default server."""
         self._socket = socket
         self._binary = binary
+        self._server = server
 
     def spawn(self, beside: str, argv: Sequence[str], env: Mapping[str, str], cwd: str) -> str:
         if len(argv) < 2:
@@ -278,7 +283,7 @@ class TmuxPaneDriver(PaneDriver, PaneBatches, PaneLabels):
         binary = self._binary or shutil.which("tmux")
         if binary is None:
             raise Unavailable("tmux binary not found on PATH")
-        argv = [binary, *(["-S", self._socket] if self._socket else []), *args]
+        argv = [binary, *self._server_args(), *args]
         try:
             done = subprocess.run(
                 argv,
@@ -291,6 +296,16 @@ class TmuxPaneDriver(PaneDriver, PaneBatches, PaneLabels):
         except subprocess.TimeoutExpired:
             raise Unavailable(f"tmux {args[0]} timed out after {TIMEOUT_SECONDS}s") from None
         return done.returncode, done.stdout, done.stderr
+
+    def _server_args(self) -> list[str]:
+        if self._socket:
+            return ["-S", self._socket]
+        return ["-L", self._server] if self._server else []
+
+    def command(self, subcommand: str, *args: str) -> str:
+        """Any tmux command on this server (what the pane operations do not cover); its
+        output, or its first error line as the error."""
+        return self._run(subcommand, *args)
 
     def _error(self, subcommand: str, stderr: str, code: int, pane: str) -> CafleetError:
         reason = (stderr.strip().splitlines() or [f"exit status {code}"])[0]

@@ -403,7 +403,11 @@ def nudge(
     text_file: str | None,
 ) -> None:
     from cafleet.domain.delivery import DeliveryState
-    from cafleet.entrypoints.cli.message import notification_fields, undelivered_line
+    from cafleet.entrypoints.cli.message import (
+        notification_fields,
+        undelivered_line,
+        warn_unrecorded,
+    )
 
     body = read_body(text, text_file)
     app = app_of(ctx)
@@ -411,6 +415,7 @@ def nudge(
         require_fleet_id(fleet_id), app.acting(agent_id), member_id, body, app.caller
     )
     delivery, task_id = done.sent.delivery, done.sent.message.task_id
+    warn_unrecorded(f"message {task_id}", delivery, done.sent.unrecorded)
     pane, name = done.placement.pane_id, done.target.name
     if pane is None:
         out = f"Nudged {name} — no pane; task {task_id} queued."
@@ -424,7 +429,7 @@ def nudge(
             "member_agent_id": member_id,
             "pane_id": pane,
             "task_id": task_id,
-            **notification_fields(delivery),
+            **notification_fields(delivery, done.sent.unrecorded),
         },
     )
 

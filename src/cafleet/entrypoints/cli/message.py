@@ -14,6 +14,7 @@ from cafleet.entrypoints.cli.app import (
     app_of,
     fleet_id_option,
     require_fleet_id,
+    warn,
 )
 from cafleet.entrypoints.cli.text_input import read_body, text_options
 
@@ -39,18 +40,36 @@ def _renderer(app: App, full: bool) -> MessageRenderer:
     return MessageRenderer(app.components.settings.max_text_len, full)
 
 
-def notification_fields(delivery: Delivery) -> dict[str, Any]:
-    """Upstream's `notification_sent` and, beside it, what became of the preview (ours)."""
+def notification_fields(delivery: Delivery, unrecorded: str | None = None) -> dict[str, Any]:
+    """Upstream's `notification_sent` and, beside it, what became of the preview (ours);
+    `unrecorded`: the store's error that kept it out of the ledger (the fields say what is
+    known), only when there was one."""
     from cafleet.domain.delivery import DeliveryState
 
-    return {
-        "notification_sent": delivery.state is DeliveryState.SENT,
-        "notification": {
-            "state": delivery.state.value,
-            "transport": delivery.transport,
-            "reason": delivery.error,
-        },
+    notification: dict[str, Any] = {
+        "state": delivery.state.value,
+        "transport": delivery.transport,
+        "reason": delivery.error,
     }
+    if unrecorded is not None:
+        notification["unrecorded"] = unrecorded
+    return {"notification_sent": delivery.state is DeliveryState.SENT, "notification": notification}
+
+
+def warn_unrecorded(what: str, delivery: Delivery | None, unrecorded: str | None) -> None:
+    """The stderr line of a send that is stored although the store then failed: it succeeded
+    and must not be sent again (`what`: e.g. `message 12`)."""
+    from cafleet.domain.delivery import DeliveryState
+
+    if unrecorded is None:
+        return
+    if delivery is None:
+        known = "the outcome of some previews is not recorded"
+    elif delivery.state is DeliveryState.PENDING:
+        known = "its preview stays queued for the next delivery to the pane or the monitor"
+    else:
+        known = f"its preview was {delivery.state.value}, but that is not recorded"
+    warn(f"Warning: {what} is stored; {known} ({unrecorded}). Do not send it again.")
 
 
 def undelivered_line(delivery: Delivery) -> str | None:
@@ -123,11 +142,12 @@ def send(
     out = str(result.message.task_id) if quiet else f"Message sent.\n{render.text(result.message)}"
     if not quiet and (line := undelivered_line(result.delivery)):
         out = f"{out}\n{line}"
+    warn_unrecorded(f"message {result.message.task_id}", result.delivery, result.unrecorded)
     app.emit(
         out,
         lambda: {
             "task": render.json(result.message),
-            **notification_fields(result.delivery),
+            **notification_fields(result.delivery, result.unrecorded),
             "sender_verified": result.message.sender_verified,
         },
     )
@@ -165,6 +185,7 @@ def broadcast(
         + ("" if (line := undelivered_line(d)) is None else f", {line}")
         for d in result.deliveries
     ]
+    warn_unrecorded(f"broadcast {result.summary.task_id}", None, result.unrecorded)
     app.emit(
         "\n".join([out, *lines]),
         lambda: [
@@ -172,6 +193,7 @@ def broadcast(
                 "task": render.json(result.summary),
                 "recipients": result.recipients,
                 "delivered": result.delivered,
+                **({} if result.unrecorded is None else {"unrecorded": result.unrecorded}),
                 "recipient_tasks": [
                     {
                         "agent_id": d.recipient_agent_id,

@@ -10,9 +10,10 @@ RELAY_HELP = """Carry out the pane work that commands on other hosts leave for t
 
 Run one relay on each host that has member panes, when the fleet's store is shared by
 several machines (PostgreSQL). It delivers the messages sent to this host's members from
-elsewhere, spawns and deletes members here for commands run elsewhere (in the multiplexer
-session it runs in, beside its own pane), runs the pane verbs (capture, ping, exec, the
-monitor's wake) asked of them, and reports what its panes show, until Ctrl-C or SIGTERM.
+elsewhere, spawns and deletes members here for commands run elsewhere (beside its own pane;
+run outside any pane, as a service, in a tmux session of its own: `tmux -L cafleet attach -t
+members` shows them), runs the pane verbs (capture, ping, exec, the monitor's wake) asked of
+them, and reports what its panes show, until Ctrl-C or SIGTERM.
 Work left while it was down is carried out when it starts. This host's name is
 CAFLEET_HOST, else the machine's name.
 """

@@ -144,6 +144,7 @@ def timeline(
 @router.post(
     "/messages/send",
     response_model=SendOut,
+    response_model_exclude_none=True,  # `unrecorded` only when the store failed
     summary='Send as the fleet Administrator; to_agent_id "*" broadcasts',
     description="Answers after the push attempts finished.",
     responses=WRITE_ERRORS,
@@ -152,7 +153,7 @@ def send_message(admin: Admin, fleet_id: WritableFleet, message: SendIn) -> Send
     receipt = admin.send(
         fleet_id, message.to_agent_id, message.text, message.from_agent_id, message.in_reply_to
     )
-    return SendOut(task_id=receipt.task_id, status=receipt.state)
+    return SendOut(task_id=receipt.task_id, status=receipt.state, unrecorded=receipt.unrecorded)
 
 
 @router.get(

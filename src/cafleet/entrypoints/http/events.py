@@ -28,7 +28,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.types import Receive, Scope, Send
 
 from cafleet.application.admin import AdminService
-from cafleet.application.admin_views import FleetEvent
+from cafleet.application.admin_views import FleetEvent, FleetMark
 from cafleet.application.pane_watch import TICK_SECONDS, PaneFrame, PaneWatch
 from cafleet.domain.bounds import ID
 from cafleet.domain.errors import CafleetError
@@ -133,16 +133,16 @@ def _no_frames() -> list[PaneFrame]:
 async def fleet_events(
     admin: AdminService,
     fleet_id: int,
+    baseline: FleetMark,
     limits: StreamLimits,
     ended: Callable[[], Awaitable[bool]],
     frames: Frames | None = None,
 ) -> AsyncIterator[str]:
-    """The stream's body: changes since the previous look, until the lifetime is over or
-    `ended` says the client left or the server is stopping. `frames`: the watched panes'
-    new frames, looked at every frame_seconds (an in-memory read) between two marks."""
-    # the baseline is taken before the first byte goes out, so a client that loads the
-    # page after seeing the stream open misses no change
-    last = await run_in_threadpool(admin.mark, fleet_id)
+    """The stream's body: changes since `baseline` (read before the response started) and
+    then since the previous look, until the lifetime is over or `ended` says the client left
+    or the server is stopping. `frames`: the watched panes' new frames, looked at every
+    frame_seconds (an in-memory read) between two marks."""
+    last = baseline
     yield f"retry: {limits.retry_ms}\n\n"
     new_frames = frames or _no_frames
     step = min(limits.poll_seconds, limits.frame_seconds) if frames else limits.poll_seconds
@@ -236,12 +236,16 @@ async def events(
         await run_in_threadpool(admin.watchable, fleet_id, agent_ids)
     if not slots.reserve():
         raise HTTPException(503, TOO_MANY_STREAMS)
-    if not agent_ids:
-        return SlotStreamingResponse(fleet_events(admin, fleet_id, limits, ended), slots)
     try:
-        watcher = panes.join(fleet_id, agent_ids)
-    except CafleetError:
+        # read before the response starts (a streaming response sends its headers before its
+        # body runs), so a client that fetches once it sees the stream open misses no change
+        baseline = await run_in_threadpool(admin.mark, fleet_id)
+        watcher = panes.join(fleet_id, agent_ids) if agent_ids else None
+    except BaseException:  # a database error, or the request cancelled while reading
         slots.release()
         raise
-    body = fleet_events(admin, fleet_id, limits, ended, lambda: panes.fresh(watcher))
+    if watcher is None:
+        body = fleet_events(admin, fleet_id, baseline, limits, ended)
+        return SlotStreamingResponse(body, slots)
+    body = fleet_events(admin, fleet_id, baseline, limits, ended, lambda: panes.fresh(watcher))
     return SlotStreamingResponse(body, slots, on_close=lambda: panes.leave(watcher))

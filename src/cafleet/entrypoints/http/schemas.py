@@ -273,3 +273,9 @@ class SearchOut(BaseModel):
 class SendOut(BaseModel):
     task_id: int = Field(description="The message, or the broadcast summary")
     status: MessageState = Field(description="input_required, or completed for a broadcast")
+    unrecorded: str | None = Field(
+        default=None,
+        description="Set when the store failed after the message was stored (its error):"
+        " the message is sent, but what became of its preview is not (all) recorded."
+        " Do not send it again",
+    )

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from cafleet.application.ports import Clock, WorkSignals
 from cafleet.application.relay import RelayService, RelayTick
 from cafleet.domain.errors import CafleetError
-from cafleet.domain.relay import PaneVerb, RelayRequest, RequestState
+from cafleet.domain.relay import PaneVerb, RelayBeat, RelayRequest, RequestState
 from cafleet.entrypoints.loop_output import (
     SLEEP_STEP_SECONDS,
     Echo,
@@ -38,12 +38,7 @@ def run_relay(
     err = escaping(err)
     out = escaping(until_closed(out, err, "the relay"))
     beat = service.start()
-    where = (
-        f"in pane {beat.pane.pane_id}"
-        if beat.pane is not None
-        else "in no multiplexer pane: members cannot be spawned here from other hosts"
-    )
-    out(f"relay started (host {beat.host!r}, pid {beat.pid}, {where})")
+    out(f"relay started (host {beat.host!r}, pid {beat.pid}, {_where(service, beat)})")
     complaints = Throttle(clock, err)
     try:
         while not should_stop():
@@ -60,6 +55,21 @@ def run_relay(
         signals.close()
     out("relay stopped")
     return 0
+
+
+def _where(service: RelayService, beat: RelayBeat) -> str:
+    """Where members spawned on this host from other hosts open, and how to see them."""
+    session = service.session
+    if session is not None:
+        return (
+            f"in no pane: members spawned here from other hosts open in tmux session"
+            f" {session.name!r} beside pane {session.pane.pane_id}; attach with"
+            f" `{session.attach}`"
+        )
+    if beat.pane is not None:
+        return f"in pane {beat.pane.pane_id}"
+    why = "" if service.no_session is None else f" ({service.no_session})"
+    return f"in no multiplexer pane: members cannot be spawned here from other hosts{why}"
 
 
 def _wait_for_work(signals: WorkSignals, seconds: float, should_stop: Callable[[], bool]) -> None:
