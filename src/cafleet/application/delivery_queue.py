@@ -7,15 +7,23 @@ A sender that cannot take the lock within a moment leaves its row to the holder 
 it `pending` (`queued`). Whoever releases the lock reads the queue again and, when rows are
 left, hands them to a drainer in the background, which holds the lock until the queue is
 empty: so no row is stranded, and no sender waits for other senders' messages to be typed.
-Each row is marked as begun (`attempted_at`) before it is announced; a pending row with that
-mark is one whose deliverer died, and it is settled `failed` (interrupted) rather than typed
-a second time.
+Each row is marked as begun (`attempted_at`) before it is announced.
+
+A row whose announcement met a dialog, a pane that did not answer, or that left its preview
+in the composer is held (domain/holds): it stays at the head, so no later row overtakes it,
+and whoever holds the queue looks at the pane again (`Resumption`), typing nothing until
+the pane is clear; then it finishes the preview left in the composer or announces the
+message again, once. A drainer started as `python -m cafleet.drain` keeps looking, every
+HOLD_POLL_SECONDS for up to HOLD_WATCH_SECONDS; any other holder looks once. A pending row
+with a begun mark was left by a process that died: its preview may be in the composer, so
+it is held the same way and finished there, never typed a second time.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
-from datetime import timedelta
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from enum import Enum
 
 from cafleet.application.keystrokes import lock_key
 from cafleet.application.ports import (
@@ -24,26 +32,56 @@ from cafleet.application.ports import (
     Notifier,
     PaneLocks,
     PushTarget,
+    Resumption,
     UnitOfWorkFactory,
 )
 from cafleet.domain.delivery import (
-    INTERRUPTED,
     JOIN_WINDOW_SECONDS,
     QUEUED,
     Delivery,
     DeliveryState,
     PushOutcome,
+    Residue,
     SkipReason,
 )
+from cafleet.domain.holds import Hold, held_after, held_in_place, hold_of
+from cafleet.domain.message import Message, MessageState
 from cafleet.domain.placement import Placement
 
 QUEUE_WAIT_SECONDS = 0.5  # how long a sender waits for the pane before leaving its row queued
 SENDER_ROWS = 3  # rows a sender types before leaving the rest (its own too, if behind) to a drainer
+HOLD_POLL_SECONDS = 1.0  # how often a drainer looks at the pane of a held row
+HOLD_WATCH_SECONDS = 3600.0  # how long a drainer keeps looking before leaving it to others
 
 
 def queue_key(target: PushTarget) -> str:
     """The queue lock of a pane: not its send lock, which the keystroke path takes inside."""
     return f"queue-{lock_key(target)}"
+
+
+class Drained(Enum):
+    DONE = "done"  # up to the row asked for, or the queue is empty
+    STARTING = "starting"  # the member is starting: its senders wait for it
+    HELD = "held"  # the head waits for its pane
+
+
+class Left(Enum):
+    """What a sender leaves behind in its pane's queue."""
+
+    NOTHING = "nothing"  # an empty queue, one another process holds, or a starting member's
+    QUEUED = "queued"  # rows behind the sender's: a drainer delivers them
+    HELD = "held"  # a head that waits for its pane: a drainer watches it
+
+
+@dataclass(frozen=True)
+class _Step:
+    """The head of a queue: what to announce (or the hold to look at again), or its outcome
+    known already; neither while the member is starting."""
+
+    row: Delivery
+    announcement: Announcement | None = None
+    outcome: PushOutcome | None = None
+    hold: Hold | None = None
 
 
 class DeliveryQueue:
@@ -54,88 +92,145 @@ class DeliveryQueue:
         notifier: Notifier,
         locks: PaneLocks,
         wait: float = QUEUE_WAIT_SECONDS,
+        resumption: Resumption | None = None,
     ) -> None:
         self._uow = uow
         self._clock = clock
         self._notifier = notifier
         self._locks = locks
         self._wait = wait
+        self._resumption = resumption  # None: a held pane counts as clear, its composer unread
 
-    def deliver(self, delivery: Delivery, target: PushTarget) -> tuple[Delivery, bool]:
+    def deliver(self, delivery: Delivery, target: PushTarget) -> tuple[Delivery, Left]:
         """Deliver the recipient's queue up to this row if the pane is free. The row as it
-        stands then (settled, or pending with the note `queued`), and whether rows are left
-        for a drainer (see the module doc): never when another process held the lock."""
+        stands then (settled, held, or pending with the note `queued`), and what is left for
+        a drainer (see the module doc): nothing when another process held the lock."""
         recipient = target.agent_id
         try:
             with self._locks.hold(queue_key(target), self._wait):
-                emptied = self.drain(recipient, through=delivery.task_id, most=SENDER_ROWS)
+                drained = self.drain(recipient, through=delivery.task_id, most=SENDER_ROWS)
         except TimeoutError:  # the holder reads the queue after taking the lock: the row is its
-            return self._row(delivery), False
-        return self._row(delivery), emptied and self._has_queue(recipient)
+            return self._row(delivery), Left.NOTHING
+        if drained is Drained.HELD:
+            return self._row(delivery), Left.HELD
+        queued = drained is Drained.DONE and self._has_queue(recipient)
+        return self._row(delivery), Left.QUEUED if queued else Left.NOTHING
 
-    def deliver_queued(self, target: PushTarget) -> None:
+    def deliver_queued(self, target: PushTarget, watch: float = 0.0) -> None:
         """The drainer: deliver what is queued for this pane until it stays empty, unless
-        another process holds it (which reads the queue again when it lets go)."""
+        another process holds it (which reads the queue again when it lets go). A held head
+        is looked at again for `watch` seconds, the queue kept meanwhile."""
+        until = self._clock.now() + timedelta(seconds=watch)
         while self._has_queue(target.agent_id):
             try:
                 with self._locks.hold(queue_key(target), 0.0):
-                    if not self.drain(target.agent_id):
-                        return  # the member is starting: its senders wait for it
+                    if not self._drain_watching(target.agent_id, until):
+                        return
             except TimeoutError:
                 return
 
-    def record(self, delivery: Delivery, outcome: PushOutcome) -> Delivery:
-        """Store one row's outcome (the ladder's earlier attempts as rows of their own)."""
+    def record(
+        self, delivery: Delivery, outcome: PushOutcome, hold: Hold | None = None
+    ) -> Delivery:
+        """Store one row's outcome (the ladder's earlier attempts as rows of their own) and,
+        for a hold, the pending row that waits for the pane; the last row stored."""
         with self._uow(write=True) as uow:
             first, *later = delivery.attempts_of(outcome, self._clock.now())
             uow.deliveries.save(first)
             for attempt in later:
                 uow.deliveries.add(attempt)
+            last = later[-1] if later else first
+            if hold is not None:
+                last = held_after(last, hold)
+                uow.deliveries.add(last)
             uow.commit()
-        return later[-1] if later else first
+        return last
 
-    def drain(self, recipient: int, through: int | None = None, most: int | None = None) -> bool:
+    def drain(self, recipient: int, through: int | None = None, most: int | None = None) -> Drained:
         """Under the pane's queue lock: deliver the queued rows in task order, up to the task
-        `through` and at most `most` rows when given. False when it stopped with rows left
-        for their senders (the member is still starting)."""
+        `through` and at most `most` rows when given; stop at a held row that still waits,
+        and where the member is still starting (its senders wait for it)."""
         delivered = 0
         while True:
             step = self._next(recipient)
             if step is None:
-                return True
-            row, announcement, outcome = step
-            if outcome is None and announcement is None:
-                return False
-            if announcement is not None:
-                outcome = self._announce(announcement)
-            assert outcome is not None
-            self.record(row, outcome)
+                return Drained.DONE
+            if step.announcement is None and step.outcome is None:
+                return Drained.STARTING
+            outcome = step.outcome or self._attempt(step)
+            if outcome is None:  # the pane is not clear yet; nothing was tried
+                return Drained.HELD
+            row = self.record(step.row, outcome, self._hold_after(step.row, outcome))
+            if row.state is DeliveryState.PENDING:
+                return Drained.HELD
             delivered += 1
             if (through is not None and row.task_id >= through) or delivered == most:
-                return True
+                return Drained.DONE
 
-    def _next(
-        self, recipient: int
-    ) -> tuple[Delivery, Announcement | None, PushOutcome | None] | None:
-        """The queue's head, marked as begun, with what to announce or its outcome already;
-        (row, None, None) when the member is starting; None when the queue is empty."""
+    def _drain_watching(self, recipient: int, until: datetime) -> bool:
+        """Drain, looking at a held head again until `until`; False when rows are left
+        (the member is starting, or the head still waits)."""
+        while True:
+            drained = self.drain(recipient)
+            if drained is Drained.DONE:
+                return True
+            if drained is Drained.STARTING or self._clock.now() >= until:
+                return False
+            self._clock.sleep(HOLD_POLL_SECONDS)
+
+    def _attempt(self, step: _Step) -> PushOutcome | None:
+        """Announce the head; a held one only once its pane is clear (None until then),
+        finishing the preview an earlier attempt left in the composer where there is one."""
+        announcement, hold = step.announcement, step.hold
+        assert announcement is not None
+        if hold is None:
+            return self._announce(announcement)
+        resumption = self._resumption
+        obstacle = None if resumption is None else resumption.obstacle(announcement)
+        if obstacle is not None:
+            waits = Hold.of(obstacle) is not None and not hold.given_up(step.row, self._clock.now())
+            return None if waits else obstacle
+        self._begin(step.row)
+        if hold.residue is Residue.NOTHING:
+            return self._announce(announcement)
+        target = announcement.target
+        finished = None if resumption is None else resumption.complete(announcement, hold.residue)
+        finished = finished or hold.without_preview(target.backend.value, target.pane_id)
+        return finished or self._announce(announcement)  # None: it never landed
+
+    def _hold_after(self, row: Delivery, outcome: PushOutcome) -> Hold | None:
+        hold = Hold.of(outcome)
+        if hold is None or hold.given_up(row, self._clock.now()):
+            return None
+        return hold
+
+    def _next(self, recipient: int) -> _Step | None:
+        """The queue's head, marked as begun unless it is held; None when the queue is empty."""
         with self._uow(write=True) as uow:
             queued = uow.deliveries.queued_for(recipient)
             if not queued:
                 return None
             row = queued[0]
+            hold = hold_of(row)
+            if row.interrupted:  # its process ended mid-way: its preview may be in the composer
+                hold = Hold.interrupted()
+                row = held_in_place(row, hold)
+                uow.deliveries.save(row)
             placement = uow.placements.get(recipient)
             message = uow.messages.get(row.task_id)
-            fixed = _fixed_outcome(row, placement)
+            fixed = _fixed_outcome(placement, message, hold)
             if fixed is not None or placement is None or message is None:
-                return row, None, fixed or PushOutcome.skipped(SkipReason.NO_PLACEMENT)
+                uow.commit()
+                return _Step(row, outcome=fixed or PushOutcome.skipped(SkipReason.NO_PLACEMENT))
             if placement.is_starting:
-                return row, None, None
+                uow.commit()
+                return _Step(row)
             untaken = uow.deliveries.announced_untaken(
                 recipient, message.created_at - timedelta(seconds=JOIN_WINDOW_SECONDS)
             )
-            started = row.started(self._clock.now())
-            uow.deliveries.save(started)
+            if hold is None:
+                row = row.started(self._clock.now())
+                uow.deliveries.save(row)
             uow.commit()
         announcement = Announcement(
             message.task_id,
@@ -146,7 +241,13 @@ class DeliveryQueue:
             tuple(task for task in untaken if task < message.task_id),
             message.in_reply_to,
         )
-        return started, announcement, None
+        return _Step(row, announcement, hold=hold)
+
+    def _begin(self, row: Delivery) -> None:
+        """Mark a held row as begun before anything is typed for it (see `interrupted`)."""
+        with self._uow(write=True) as uow:
+            uow.deliveries.save(row.started(self._clock.now()))
+            uow.commit()
 
     def _announce(self, announcement: Announcement) -> PushOutcome:
         try:
@@ -162,15 +263,21 @@ class DeliveryQueue:
     def _row(self, delivery: Delivery) -> Delivery:
         with self._uow() as uow:
             row = uow.deliveries.get(delivery.task_id, delivery.recipient_agent_id) or delivery
-        return replace(row, error=QUEUED) if row.state is DeliveryState.PENDING else row
+        queued = row.state is DeliveryState.PENDING and hold_of(row) is None
+        return replace(row, error=QUEUED) if queued else row
 
 
-def _fixed_outcome(row: Delivery, placement: Placement | None) -> PushOutcome | None:
-    """An outcome known without announcing: begun by a process that ended, or no pane."""
-    if row.interrupted:
-        return PushOutcome.failed(INTERRUPTED, row.transport, row.pane_id)
+def _fixed_outcome(
+    placement: Placement | None, message: Message | None, hold: Hold | None
+) -> PushOutcome | None:
+    """An outcome known without announcing: no pane, or a held message read meanwhile."""
     if placement is None:
         return PushOutcome.skipped(SkipReason.NO_PLACEMENT)
     if placement.is_pending:
         return PushOutcome.skipped(SkipReason.PENDING_PANE)
+    if hold is not None and message is not None:
+        if message.state is MessageState.COMPLETED:
+            return PushOutcome.skipped(SkipReason.READ)
+        if message.state is MessageState.CANCELED:
+            return PushOutcome.skipped(SkipReason.CANCELED)
     return None

@@ -20,7 +20,7 @@ from cafleet.application.confirmations import (
     RECEIPT_POLL_SECONDS,
     confirm_taken,
 )
-from cafleet.application.delivery_queue import QUEUE_WAIT_SECONDS, DeliveryQueue
+from cafleet.application.delivery_queue import QUEUE_WAIT_SECONDS, DeliveryQueue, Left
 from cafleet.application.gathering import Gathering, Gatherings
 from cafleet.application.identity import history_reader, verified_actor
 from cafleet.application.lookups import (
@@ -36,6 +36,7 @@ from cafleet.application.ports import (
     PaneLocks,
     PushTarget,
     QueueDrains,
+    Resumption,
     UnitOfWork,
     UnitOfWorkFactory,
 )
@@ -126,13 +127,14 @@ class MessagingService:
         gatherings: Gatherings | None = None,
         reaches: Callable[[str | None], bool] | None = None,
         titles: PaneTitles | None = None,
+        resumption: Resumption | None = None,
     ) -> None:
         self._uow = uow
         self._titles = titles  # None: panes keep their titles (no multiplexer to show them)
         self._reaches = reaches or (lambda host: True)  # None: every pane is on this host
         self._gatherings = gatherings  # shared with the keystroke sender: None, no batching
         self._clock = clock
-        self._queue = DeliveryQueue(uow, clock, notifier, locks, queue_wait)
+        self._queue = DeliveryQueue(uow, clock, notifier, locks, queue_wait, resumption)
         self._drains = drains  # None: rows left queued are delivered before returning
         self._start_wait = start_wait
         self._max_body_bytes = max_body_bytes
@@ -366,31 +368,31 @@ class MessagingService:
 
     def _push(self, planned: list[_Planned]) -> list[Delivery]:
         """Deliver pending rows through their panes' queues, with no transaction open; each
-        outcome is recorded as it comes. Rows left queued behind ours go to a drainer (or,
-        without one, are delivered here before returning)."""
+        outcome is recorded as it comes. Rows left queued behind ours, and held rows, go to
+        a drainer; without one, queued rows are delivered here before returning and held
+        ones wait for the monitor's tick or the next message to their pane."""
         jobs = [p for p in planned if p.target is not None]
         if not jobs:
             return [p.delivery for p in planned]
         results = [self._deliver(jobs[0])] if len(jobs) == 1 else self._deliver_together(jobs)
-        left = [
-            job.delivery.recipient_agent_id
+        left = {
+            job.delivery.recipient_agent_id: rows_left
             for job, (_, rows_left) in zip(jobs, results, strict=True)
-            if rows_left
-        ]
-        if left:
-            if self._drains is None:
-                self.drain_queued(left)
-            else:
-                self._drains.start(left)
+            if rows_left is not Left.NOTHING
+        }
+        if left and self._drains is not None:
+            self._drains.start(list(left))
+        elif left:
+            self.drain_queued([agent for agent, rows in left.items() if rows is Left.QUEUED])
         settled = {id(job): row for job, (row, _) in zip(jobs, results, strict=True)}
         return [settled.get(id(p), p.delivery) for p in planned]
 
-    def _deliver_together(self, jobs: list[_Planned]) -> list[tuple[Delivery, bool]]:
+    def _deliver_together(self, jobs: list[_Planned]) -> list[tuple[Delivery, Left]]:
         """Each row through its own pane's queue, in threads that form one gathering: the
         rows that reach the keystroke rung are typed as one batch, with one submit delay."""
         workers = min(BROADCAST_PUSH_WORKERS, len(jobs))
         gathering: Gathering[object, object] = Gathering(workers)
-        results: list[tuple[Delivery, bool] | None] = [None] * len(jobs)
+        results: list[tuple[Delivery, Left] | None] = [None] * len(jobs)
         todo = iter(list(enumerate(jobs)))
         guard = threading.Lock()
 
@@ -415,16 +417,28 @@ class MessagingService:
             return nullcontext()
         return self._gatherings.member(gathering)
 
-    def drain_queued(self, recipients: Sequence[int]) -> None:
-        """Deliver what is queued for these recipients' panes (see delivery_queue)."""
-        for recipient in recipients:
-            with self._uow() as uow:
-                placement = uow.placements.get(recipient)
-            if placement is not None and not placement.is_pending and self._reaches(placement.host):
-                self._queue.deliver_queued(PushTarget.of(placement))
+    def drain_queued(self, recipients: Sequence[int], watch: float = 0.0) -> None:
+        """Deliver what is queued for these recipients' panes (see delivery_queue), looking
+        at a held row's pane again for `watch` seconds: each pane in a thread of its own
+        then, so one pane's dialog does not keep the others waiting."""
+        if watch <= 0 or len(recipients) < 2:
+            for recipient in recipients:
+                self._drain_one(recipient, watch)
+            return
+        from concurrent.futures import ThreadPoolExecutor  # it imports logging: when needed
 
-    def _deliver(self, job: _Planned) -> tuple[Delivery, bool]:
-        """The row after delivery, and whether rows are queued for its pane still."""
+        with ThreadPoolExecutor(max_workers=min(BROADCAST_PUSH_WORKERS, len(recipients))) as pool:
+            for running in [pool.submit(self._drain_one, r, watch) for r in recipients]:
+                running.result()
+
+    def _drain_one(self, recipient: int, watch: float) -> None:
+        with self._uow() as uow:
+            placement = uow.placements.get(recipient)
+        if placement is not None and not placement.is_pending and self._reaches(placement.host):
+            self._queue.deliver_queued(PushTarget.of(placement), watch)
+
+    def _deliver(self, job: _Planned) -> tuple[Delivery, Left]:
+        """The row after delivery, and what is left in its pane's queue."""
         target = job.target
         assert target is not None
         if not target.ready:
@@ -433,7 +447,7 @@ class MessagingService:
                 outcome = PushOutcome.skipped(
                     SkipReason.AGENT_STARTING, target.backend.value, target.pane_id
                 )
-                return self._queue.record(job.delivery, outcome), False
+                return self._queue.record(job.delivery, outcome), Left.NOTHING
             target = ready
         return self._queue.deliver(job.delivery, target)
 
