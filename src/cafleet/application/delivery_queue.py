@@ -52,6 +52,8 @@ QUEUE_WAIT_SECONDS = 0.5  # how long a sender waits for the pane before leaving 
 SENDER_ROWS = 3  # rows a sender types before leaving the rest (its own too, if behind) to a drainer
 HOLD_POLL_SECONDS = 1.0  # how often a drainer looks at the pane of a held row
 HOLD_WATCH_SECONDS = 3600.0  # how long a drainer keeps looking before leaving it to others
+# how long a drainer keeps looking at a pane that does not answer (its server stalled, or gone)
+UNANSWERED_WATCH_SECONDS = 30.0
 
 
 def queue_key(target: PushTarget) -> str:
@@ -62,7 +64,8 @@ def queue_key(target: PushTarget) -> str:
 class Drained(Enum):
     DONE = "done"  # up to the row asked for, or the queue is empty
     STARTING = "starting"  # the member is starting: its senders wait for it
-    HELD = "held"  # the head waits for its pane
+    HELD = "held"  # the head waits for a dialog to close
+    UNANSWERED = "unanswered"  # the head waits for its pane to answer
 
 
 class Left(Enum):
@@ -111,7 +114,7 @@ class DeliveryQueue:
                 drained = self.drain(recipient, through=delivery.task_id, most=SENDER_ROWS)
         except TimeoutError:  # the holder reads the queue after taking the lock: the row is its
             return self._row(delivery), Left.NOTHING
-        if drained is Drained.HELD:
+        if drained in (Drained.HELD, Drained.UNANSWERED):
             return self._row(delivery), Left.HELD
         queued = drained is Drained.DONE and self._has_queue(recipient)
         return self._row(delivery), Left.QUEUED if queued else Left.NOTHING
@@ -158,29 +161,40 @@ class DeliveryQueue:
             if step.announcement is None and step.outcome is None:
                 return Drained.STARTING
             outcome = step.outcome or self._attempt(step)
-            if outcome is None:  # the pane is not clear yet; nothing was tried
-                return Drained.HELD
-            row = self.record(step.row, outcome, self._hold_after(step.row, outcome))
-            if row.state is DeliveryState.PENDING:
-                return Drained.HELD
+            if isinstance(outcome, Hold):  # the pane is not clear yet; nothing was tried
+                return _waiting(outcome)
+            hold = self._hold_after(step.row, outcome)
+            row = self.record(step.row, outcome, hold)
+            if hold is not None:
+                return _waiting(hold)
             delivered += 1
             if (through is not None and row.task_id >= through) or delivered == most:
                 return Drained.DONE
 
     def _drain_watching(self, recipient: int, until: datetime) -> bool:
-        """Drain, looking at a held head again until `until`; False when rows are left
-        (the member is starting, or the head still waits)."""
+        """Drain, looking at a held head again until `until` (a pane that does not answer,
+        for UNANSWERED_WATCH_SECONDS in a row); False when rows are left (the member is
+        starting, or the head still waits)."""
+        unanswered_since: datetime | None = None
         while True:
             drained = self.drain(recipient)
             if drained is Drained.DONE:
                 return True
-            if drained is Drained.STARTING or self._clock.now() >= until:
+            now = self._clock.now()
+            if drained is not Drained.UNANSWERED:
+                unanswered_since = None
+            elif unanswered_since is None:
+                unanswered_since = now
+            given_up = unanswered_since is not None and now - unanswered_since > timedelta(
+                seconds=UNANSWERED_WATCH_SECONDS
+            )
+            if drained is Drained.STARTING or now >= until or given_up:
                 return False
             self._clock.sleep(HOLD_POLL_SECONDS)
 
-    def _attempt(self, step: _Step) -> PushOutcome | None:
-        """Announce the head; a held one only once its pane is clear (None until then),
-        finishing the preview an earlier attempt left in the composer where there is one."""
+    def _attempt(self, step: _Step) -> PushOutcome | Hold:
+        """Announce the head; a held one only once its pane is clear (until then, what it
+        still waits for), finishing the preview an earlier attempt left in the composer."""
         announcement, hold = step.announcement, step.hold
         assert announcement is not None
         if hold is None:
@@ -188,8 +202,9 @@ class DeliveryQueue:
         resumption = self._resumption
         obstacle = None if resumption is None else resumption.obstacle(announcement)
         if obstacle is not None:
-            waits = Hold.of(obstacle) is not None and not hold.given_up(step.row, self._clock.now())
-            return None if waits else obstacle
+            still = Hold.of(obstacle)
+            waits = still is not None and not hold.given_up(step.row, self._clock.now())
+            return still if still is not None and waits else obstacle
         self._begin(step.row)
         if hold.residue is Residue.NOTHING:
             return self._announce(announcement)
@@ -265,6 +280,10 @@ class DeliveryQueue:
             row = uow.deliveries.get(delivery.task_id, delivery.recipient_agent_id) or delivery
         queued = row.state is DeliveryState.PENDING and hold_of(row) is None
         return replace(row, error=QUEUED) if queued else row
+
+
+def _waiting(hold: Hold) -> Drained:
+    return Drained.HELD if hold.for_dialog else Drained.UNANSWERED
 
 
 def _fixed_outcome(

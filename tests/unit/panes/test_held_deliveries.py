@@ -10,7 +10,11 @@ from collections.abc import Callable
 import pytest
 
 from cafleet.adapters.fake.queue_drains import RecordingDrains
-from cafleet.application.delivery_queue import HOLD_POLL_SECONDS, HOLD_WATCH_SECONDS
+from cafleet.application.delivery_queue import (
+    HOLD_POLL_SECONDS,
+    HOLD_WATCH_SECONDS,
+    UNANSWERED_WATCH_SECONDS,
+)
 from cafleet.application.fleets import FleetCreated
 from cafleet.application.messaging import MessagingService
 from cafleet.domain.delivery import (
@@ -290,6 +294,20 @@ def test_an_enter_answered_late_counts_as_sent_and_nothing_is_typed_again(team: 
     assert previews(pane) == ["once"]
     assert pane.typed.count(("key", Key.ENTER.value)) == 1
     assert ledger(team.rig, task) == [(KEYS, FAILED, LATE), (KEYS, "sent", None)]
+
+
+def test_a_drainer_stops_watching_a_pane_that_does_not_answer_long_before_its_bound(
+    team: Team,
+) -> None:
+    team.rig.driver.unreachable = "no server running"  # its server is gone, or stalled
+    task = team.order("x")
+    started = team.rig.clock.now()
+
+    team.drain(team.worker.agent_id, HOLD_WATCH_SECONDS)
+
+    waited = (team.rig.clock.now() - started).total_seconds()
+    assert UNANSWERED_WATCH_SECONDS <= waited <= UNANSWERED_WATCH_SECONDS + 2 * HOLD_POLL_SECONDS
+    assert team.rig.deliveries(task)[-1].state is DeliveryState.PENDING  # left to the next
 
 
 def test_a_pane_that_keeps_failing_is_given_up_after_its_time(team: Team) -> None:
