@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         PaneDrivers,
         PaneLocator,
         PaneLocks,
+        Resumption,
         UnitOfWorkFactory,
     )
     from cafleet.application.relay import RelayClient, RelayService
@@ -176,6 +177,12 @@ class Components:
             self.settings.max_text_len,
             HerdrPromptChannel(self.pane_drivers, self.pane_locks),
         )
+
+    @cached_property
+    def resumption(self) -> Resumption:
+        from cafleet.application.resumption import PaneResumption
+
+        return PaneResumption(self.keystrokes, self.pane_drivers, self.settings.max_text_len)
 
     @cached_property
     def locator(self) -> PaneLocator:
@@ -343,6 +350,7 @@ class Components:
             gatherings=self.gatherings,
             reaches=reach_of(self.env),
             titles=deferred(self.pane_titles),  # built on the first change of someone's mail
+            resumption=deferred(lambda: self.resumption),  # only a held delivery looks again
         )
 
     def pane_titles(self) -> PaneTitles:

@@ -43,6 +43,7 @@ from cafleet.application.pane_titles import PaneTitles
 from cafleet.application.pane_watch import PaneWatch, screens_of
 from cafleet.application.receipts import ReceiptReader
 from cafleet.application.relay import RelayClient
+from cafleet.application.resumption import PaneResumption
 from cafleet.application.teardown import PaneTeardown
 from cafleet.settings import Settings
 
@@ -86,6 +87,9 @@ class Container(containers.DeclarativeContainer):
         settings.provided.max_text_len,
         providers.Singleton(HerdrPromptChannel, pane_drivers, pane_locks),
     )
+    resumption = providers.Singleton(
+        PaneResumption, keystrokes, pane_drivers, settings.provided.max_text_len
+    )
     locator = providers.Singleton(EnvironmentPaneLocator, environ)
 
     teardown = providers.Singleton(PaneTeardown, keystrokes, pane_drivers, clock)
@@ -124,6 +128,7 @@ class Container(containers.DeclarativeContainer):
         drains=drains,
         relay=relay_client,
         titles=pane_titles,
+        locks=pane_locks,
     )
     messaging = providers.Factory(
         MessagingService,
@@ -135,6 +140,7 @@ class Container(containers.DeclarativeContainer):
         gatherings=gatherings,
         reaches=pane_drivers.provided.reaches,
         titles=pane_titles,
+        resumption=resumption,
     )
     members = providers.Factory(
         MemberService,

@@ -6,7 +6,8 @@ end-to-end tests a deterministic agent to drive.
 
 Usage::
 
-    cafleet-demo-agent [--rounds N] [--hold] [--slow-composer MS] [--permission-menu] [PROMPT ...]
+    cafleet-demo-agent [--rounds N] [--hold] [--slow-composer MS] [--permission-menu]
+                       [--prompt-mark MARK] [--dialog-on WORD] [PROMPT ...]
     python -m cafleet.demo_agent ...
 
 Identity comes from ``CAFLEET_FLEET_ID`` and ``CAFLEET_AGENT_ID`` (set by ``member create``);
@@ -20,7 +21,8 @@ Terminal
     (a pipe), bytes are read as they come and the terminal setup is skipped.
 
 Keys
-    - printable text is added to the composer and echoed on a ``> `` line;
+    - printable text is added to the composer and echoed on a ``> `` line (``--prompt-mark``
+      draws another mark: ``❯`` is Claude Code's);
     - ``ESC[200~ ... ESC[201~`` (bracketed paste) is added as one piece; CR, LF and CRLF
       inside it become line breaks, so a multi-line paste cannot submit early;
     - CR or LF outside a paste submits the composer (an empty composer is not submitted);
@@ -68,6 +70,14 @@ Test emulation
         (logged as ``{"event":"menu-approved"}``: a stray approval, which CAFleet's dialog
         check prevents for agents whose profile knows the dialog) instead of submitting; text
         typed meanwhile stays in the composer.
+    ``--dialog-on WORD``:
+        a submission containing WORD opens a permission dialog drawn in the composer's place,
+        worded like Claude Code's (``Do you want to proceed?`` ... ``Esc to cancel``; logged
+        as ``{"event":"dialog"}``). ``1`` or Enter approves it, ``3`` or Esc rejects it
+        (``dialog-approved``, ``dialog-rejected``); anything else that arrives while it is
+        up reaches the dialog, not the composer, and is logged as
+        ``{"event":"into-dialog","text":...}``. The composer's text is kept and shown again
+        once the dialog closes.
 """
 
 from __future__ import annotations
@@ -287,27 +297,55 @@ PROMPT = "> "
 MENU_LINE = "Do you want to proceed? 1. Yes 2. No"
 
 
-class Screen:
-    """Output lines above a one-line composer (`> text`) that is redrawn after every change."""
+def dialog_rows(command: str) -> list[str]:
+    """A permission dialog as Claude Code 2.1.332 draws one for a Bash command."""
+    return [
+        " Bash command",
+        f"   {_printable(command)}",
+        " Do you want to proceed?",
+        " ❯ 1. Yes",
+        "   2. Yes, and don't ask again for this command",
+        "   3. No",
+        " Esc to cancel · Tab to amend",
+    ]
 
-    def __init__(self, out: TextIO, columns: Callable[[], int] | None = None) -> None:
+
+class Screen:
+    """Output lines above a one-line composer (`> text`), or a dialog in its place, redrawn
+    after every change."""
+
+    def __init__(
+        self, out: TextIO, columns: Callable[[], int] | None = None, prompt: str = PROMPT
+    ) -> None:
         self._out = out
         self._columns = columns or (lambda: shutil.get_terminal_size((80, 24)).columns)
-        self._shown = ""  # what the composer currently displays, prompt included
+        self._prompt = prompt
+        self._shown = ""  # what the bottom currently displays (composer or dialog)
+        self._dialog: list[str] = []
+        self._composer = ""
 
     def line(self, text: str) -> None:
         """Print one line of output; the composer is redrawn below it."""
-        composer = self._shown
+        bottom = self._shown
         self._erase()
         self._out.write(text + "\n")
-        self._draw(composer)
+        self._draw(bottom)
 
     def composer(self, text: str) -> None:
-        self._erase()
-        self._draw(PROMPT + text.replace("\n", "⏎").replace("\t", " "))
+        self._composer = self._prompt + text.replace("\n", "⏎").replace("\t", " ")
+        self._redraw()
+
+    def dialog(self, rows: Sequence[str]) -> None:
+        """Draw `rows` in the composer's place; no rows: the composer again."""
+        self._dialog = list(rows)
+        self._redraw()
 
     def close(self) -> None:
         self._erase()
+
+    def _redraw(self) -> None:
+        self._erase()
+        self._draw("\n".join(self._dialog) if self._dialog else self._composer)
 
     def _draw(self, shown: str) -> None:
         self._out.write(shown)
@@ -317,8 +355,9 @@ class Screen:
     def _erase(self) -> None:
         if not self._shown:
             return
-        rows_up = max(0, (len(self._shown) - 1) // max(1, self._columns()))
-        up = f"\x1b[{rows_up}A" if rows_up else ""
+        width = max(1, self._columns())
+        rows = sum((max(1, len(row)) - 1) // width + 1 for row in self._shown.split("\n"))
+        up = f"\x1b[{rows - 1}A" if rows > 1 else ""
         self._out.write(f"\r{up}\x1b[J")
         self._shown = ""
 
@@ -372,6 +411,7 @@ class Options:
     slow_composer_ms: int = 0
     permission_menu: bool = False
     hold: bool = False  # leave messages for the user to poll and ack
+    dialog_on: str = ""  # a submission containing it opens a permission dialog
 
 
 class DemoAgent:
@@ -392,6 +432,7 @@ class DemoAgent:
         self._cli = list(cli)
         self.composer = ""
         self.menu_up = False
+        self.dialog_up = False
         self._last_input_at: float | None = None
 
     def start(self) -> None:
@@ -405,6 +446,9 @@ class DemoAgent:
         self._show_menu()
 
     def handle(self, event: Event, now: float) -> int | None:
+        if self.dialog_up and not isinstance(event, CtrlC):
+            self._answer(event)
+            return None
         match event:
             case Text(text) | Paste(text):
                 self.composer += text
@@ -449,7 +493,30 @@ class DemoAgent:
         status = self.act(text)
         if status is None:
             self._show_menu()
+        word = self.options.dialog_on
+        if status is None and word and word in text:
+            self.dialog_up = True
+            self.screen.dialog(dialog_rows(text))
+            self.log.write("dialog")
         return status
+
+    def _answer(self, event: Event) -> None:
+        """A key while the permission dialog is up: it answers the dialog or is dropped."""
+        match event:
+            case Text("1") | Submit():
+                self._close_dialog("dialog-approved", "(approved)")
+            case Text("3") | Esc():
+                self._close_dialog("dialog-rejected", "(rejected)")
+            case Text(text) | Paste(text):
+                self.log.write("into-dialog", text=text)
+            case _:
+                self.log.write("into-dialog", text=type(event).__name__)
+
+    def _close_dialog(self, event: str, shown: str) -> None:
+        self.dialog_up = False
+        self.log.write(event)
+        self.screen.dialog([])
+        self.screen.line(shown)
 
     def _show_menu(self) -> None:
         if self.options.permission_menu:
@@ -651,6 +718,18 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         action="store_true",
         help="show a permission menu that a stray Enter approves and Esc dismisses",
     )
+    parser.add_argument(
+        "--prompt-mark",
+        default=PROMPT.strip(),
+        metavar="MARK",
+        help="the mark the composer's row starts with ('>'; Claude Code's is '❯')",
+    )
+    parser.add_argument(
+        "--dialog-on",
+        default="",
+        metavar="WORD",
+        help="open a permission dialog after a submission containing WORD",
+    )
     parser.add_argument("prompt", nargs="*", help="the spawn prompt (the last one counts)")
     return parser.parse_args(argv)
 
@@ -711,10 +790,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         slow_composer_ms=slow,
         permission_menu=args.permission_menu,
         hold=args.hold or os.environ.get("CAFLEET_DEMO_HOLD", "") not in ("", "0"),
+        dialog_on=args.dialog_on,
     )
     log = EventLog(os.environ.get("CAFLEET_DEMO_LOG") or None)
     out = sys.stdout
-    screen = Screen(out)
+    screen = Screen(out, prompt=f"{args.prompt_mark} ")
     agent = DemoAgent(options, screen, log)
     signal.signal(signal.SIGTERM, _on_signal)
     signal.signal(signal.SIGHUP, _on_signal)

@@ -1,6 +1,8 @@
 """`python -m cafleet.drain <agent id>...`: deliver what is queued for these members' panes
-(started by a command that left rows queued behind its own; see application/delivery_queue).
-Prints nothing; a failure leaves the rows queued for the next delivery or the monitor."""
+(started by a command that left rows queued behind its own, or held; see
+application/delivery_queue), looking at a held row's pane again for up to
+HOLD_WATCH_SECONDS. Prints nothing; a failure leaves the rows queued for the next delivery
+or the monitor."""
 
 from __future__ import annotations
 
@@ -12,11 +14,13 @@ def main(argv: list[str]) -> int:
         recipients = [int(arg) for arg in argv]
     except ValueError:
         return 2
+    from cafleet.application.delivery_queue import HOLD_WATCH_SECONDS
     from cafleet.composition import Components
     from cafleet.settings import Settings
 
     try:
-        Components(Settings.from_environ()).messaging().drain_queued(recipients)
+        messaging = Components(Settings.from_environ()).messaging()
+        messaging.drain_queued(recipients, HOLD_WATCH_SECONDS)
     except Exception:  # nobody reads this process's output: the rows simply stay queued
         return 1
     return 0

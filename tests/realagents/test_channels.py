@@ -173,6 +173,44 @@ def test_a_member_asking_permission_is_waiting_and_wakes_the_watcher(
     assert report.woke, report  # the wake line was typed into the watcher's pane
 
     task = int(re.search(r"^\[(\d+) \|", fleet.send(member, "ping 9"), re.M).group(1))  # type: ignore[union-attr]
-    assert fleet.attempts(task)[-1][1] in {"sent", "skipped"}
+    last = fleet.ledger(task)[-1]  # taken by the agent's own channel, or held for the dialog
+    assert last["state"] == "sent" or (last["error"] or "").startswith("held:"), last
     assert re.search(dialog, agent_tmux.capture(pane))  # the dialog still waits for its answer
     assert not marker.exists()  # nothing CAFleet typed answered it
+
+
+def test_a_message_meeting_claudes_permission_dialog_is_announced_once_after_the_answer(
+    fleet: Fleet, agent_tmux: Any
+) -> None:
+    """Claude Code in its default permission mode, reached by keys alone as the Director's
+    own pane is (no hook takes its mail): a message sent while its Bash permission dialog
+    waits types nothing into it, is held, and is announced once after the user answers."""
+    require_agent("claude")
+    settings, order, dialog = ASKING["claude"]
+    fleet.env.update({**settings, "CAFLEET_CHANNELS_CLAUDE": "keys"})
+    member, pane = fleet.create_member("claude", "asker")
+    fleet.wait_for_status(member, "idle")
+    marker = fleet.workdir / "asked.txt"
+    fleet.send(member, order.format(marker=marker))
+    agent_tmux.wait_for_screen(pane, dialog, timeout=REPLY_TIMEOUT)
+
+    out = fleet.send(member, "ping 7")
+    task = int(re.search(r"^\[(\d+) \|", out, re.M).group(1))  # type: ignore[union-attr]
+
+    assert "preview held: a dialog is on screen (esc to cancel)" in out, out
+    time.sleep(3)  # the drainer looks at the pane every second meanwhile
+    assert re.search(dialog, agent_tmux.capture(pane))  # nothing CAFleet typed answered it
+    assert not marker.exists()
+    held = [(row["channel"], row["state"], row["error"]) for row in fleet.ledger(task)]
+    assert held == [
+        ("keys", "skipped", "dialog:esc to cancel"),
+        (None, "pending", "held:nothing:dialog:esc to cancel"),
+    ]
+    agent_tmux.run("send-keys", "-t", pane, "Enter")  # the user approves (`❯ 1. Yes`)
+
+    texts = fleet.wait_for_texts({"pong 7"})
+    assert marker.exists()
+    assert fleet.ledger(task)[-1]["channel"] == "keys"
+    assert fleet.ledger(task)[-1]["state"] == "sent"
+    time.sleep(3)
+    assert fleet.texts_to_director().count("pong 7") == texts.count("pong 7") == 1

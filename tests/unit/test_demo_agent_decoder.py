@@ -347,3 +347,28 @@ def test_hold_still_polls_when_told_to(tmp_path: Path) -> None:
     agent.handle(Submit(), 1.0)
 
     assert [c[3] for c in cli.calls] == ["poll"]
+
+
+def test_a_permission_dialog_takes_the_composers_place_until_it_is_answered(
+    tmp_path: Path,
+) -> None:
+    agent, out, log = make_agent(tmp_path, FakeCli([]), dialog_on="make test")
+    agent.start()
+    agent.handle(Text("run make test"), 0.0)
+    agent.handle(Submit(), 1.0)
+    agent.handle(Text("half-typed"), 1.5)  # nothing reaches the composer meanwhile
+    agent.handle(Paste("[cafleet msg 4 from 1 x]\nhello"), 2.0)
+    assert agent.dialog_up and agent.composer == ""
+    assert out.getvalue().rstrip().endswith("Esc to cancel · Tab to amend")
+    agent.handle(Text("1"), 3.0)
+
+    assert not agent.dialog_up
+    assert [e["event"] for e in events_of(log)] == [
+        "ready",
+        "submit",
+        "dialog",
+        "into-dialog",
+        "into-dialog",
+        "dialog-approved",
+    ]
+    assert out.getvalue().endswith("(approved)\n> ")  # the composer is back

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from cafleet.application.gathering import Gatherings
 from cafleet.application.pane_steps import steps_of
@@ -32,7 +32,7 @@ from cafleet.application.ports import (
     Typing,
 )
 from cafleet.domain.agent_profiles import TYPING_DIALOG_ROWS, AgentProfile, AgentProfiles
-from cafleet.domain.delivery import BEFORE_ENTER, PushOutcome, SkipReason
+from cafleet.domain.delivery import BEFORE_ENTER, Channel, PushOutcome, Residue, SkipReason
 from cafleet.domain.digests import sha256_hex
 from cafleet.domain.errors import CafleetError
 from cafleet.domain.panes import Key, PaneGone, PaneInfo, agent_check, ours
@@ -84,25 +84,30 @@ Request = tuple[PushTarget, Keystrokes]
 
 @dataclass(eq=False)  # each job is its own key
 class _Job:
-    """One pane's way through the steps; `outcome` is set once its sequence stopped."""
+    """One pane's way through the steps; `outcome` is set once its sequence stopped, with
+    what the steps taken so far may have left in the composer."""
 
     target: PushTarget
     keys: Keystrokes
     written: str = ""
     outcome: PushOutcome | None = None
+    residue: Residue = Residue.NOTHING
 
     @property
     def pane(self) -> str:
         return self.target.pane_id
 
     def skip(self, reason: str) -> None:
-        self.outcome = PushOutcome.skipped(reason, self.target.backend.value, self.pane)
+        self.stop(PushOutcome.skipped(reason, self.target.backend.value, self.pane))
 
     def fail(self, error: CafleetError) -> None:
         if isinstance(error, PaneGone):
             self.skip(SkipReason.PANE_GONE)
         else:
-            self.outcome = PushOutcome.failed(error.message, self.target.backend.value, self.pane)
+            self.stop(PushOutcome.failed(error.message, self.target.backend.value, self.pane))
+
+    def stop(self, outcome: PushOutcome) -> None:
+        self.outcome = replace(outcome, channel=Channel.KEYS, residue=self.residue)
 
 
 @dataclass
@@ -179,6 +184,49 @@ class KeystrokeSender:
             outcomes.update(zip(again, later, strict=True))
         return [outcomes[index] for index in range(len(requests))]
 
+    def obstacle(self, target: PushTarget) -> PushOutcome | None:
+        """What the check before typing finds in the pane now (another program, a dialog,
+        no answer), as the outcome it would give; None when text may be typed. Types
+        nothing and takes no lock."""
+        job = _Job(target, Keystrokes(""))
+        if not target.ready:
+            job.skip(SkipReason.AGENT_STARTING)
+        for server in self._servers([job] if job.outcome is None else []):
+            self._guarded(server, server.live(), self._check_before_typing)
+        return job.outcome
+
+    def complete(
+        self, target: PushTarget, keys: Keystrokes, residue: Residue
+    ) -> PushOutcome | None:
+        """Enter for a text typed earlier whose Enter never came (`residue` says how far
+        that attempt got): under the pane's lock, checked as before typing, pressed where the
+        composer still shows the text, and seen to leave it as after any Enter. None when the
+        composer does not show it; an agent whose composer cannot be read is taken to."""
+        job = _Job(target, keys, self._written(target, keys), residue=residue)
+        servers = self._servers([job])
+        with ExitStack() as held:
+            self._lock_all(held, [job])
+            for server in servers:
+                self._guarded(server, server.live(), self._check_before_typing)
+                if server.live() and not self._shows_text(server, job):
+                    return None
+                for live in server.live():
+                    live.residue = Residue.TEXT
+                self._guarded(server, server.live(), self._press_enter)
+            self._verify_submit(servers)
+        return job.outcome or PushOutcome.sent(target.backend.value, job.pane)
+
+    def _shows_text(self, server: _Server, job: _Job) -> bool:
+        """Whether the job's composer still shows its text (taken to where it cannot be
+        read); a screen that cannot be read fails the job."""
+        if not self.profile(job.target).checks_submit:
+            return True
+        screen = server.steps.captures([job.pane], DIALOG_SCREEN_LINES).get(job.pane)
+        if isinstance(screen, CafleetError):
+            job.fail(screen)
+            return True  # not known to be gone: the job's outcome says why
+        return self.profile(job.target).composer_holds(screen or "", job.written)
+
     def _round(self, requests: Sequence[Request]) -> list[PushOutcome]:
         jobs = [_Job(target, keys) for target, keys in requests]
         for job in jobs:
@@ -240,11 +288,8 @@ class KeystrokeSender:
                     self._locks.hold(lock_key(job.target), SEND_LOCK_TIMEOUT_SECONDS)
                 )
             except TimeoutError:
-                job.outcome = PushOutcome.failed(
-                    f"send lock timeout after {SEND_LOCK_TIMEOUT_SECONDS}s",
-                    job.target.backend.value,
-                    job.pane,
-                )
+                error = f"send lock timeout after {SEND_LOCK_TIMEOUT_SECONDS}s"
+                job.stop(PushOutcome.failed(error, job.target.backend.value, job.pane))
 
     def _check_before_typing(self, server: _Server, jobs: list[_Job]) -> None:
         for job, problem in self._problems(server, jobs).items():
@@ -263,16 +308,19 @@ class KeystrokeSender:
 
     def _write(self, server: _Server, jobs: list[_Job]) -> None:
         for job in jobs:
-            job.written = (
-                self._pasted(job.target, job.keys.text) if job.keys.bracketed else job.keys.text
-            )
+            job.written = self._written(job.target, job.keys)
+            job.residue = Residue.MAYBE_TEXT  # a step that does not answer may still have run
         typings = [Typing(job.pane, job.written, job.keys.bracketed) for job in jobs]
         failures = server.steps.write_all(typings)
         for job in jobs:
             if job.pane in failures:
                 job.fail(failures[job.pane])
+            else:
+                job.residue = Residue.TEXT
 
     def _press_enter(self, server: _Server, jobs: list[_Job]) -> None:
+        for job in jobs:
+            job.residue = Residue.MAYBE_SUBMITTED
         failures = server.steps.press_all([job.pane for job in jobs], Key.ENTER)
         for job in jobs:
             if job.pane in failures:
@@ -294,6 +342,8 @@ class KeystrokeSender:
             if not any(jobs for _, jobs in watched):
                 return
             for server, jobs in watched:
+                for job in jobs:
+                    job.residue = Residue.TEXT  # the composer shows it: Enter did not take
                 self._guarded(server, jobs, self._check_before_enter)
                 self._guarded(server, [j for j in jobs if j.outcome is None], self._press_enter)
             watched = [(s, [j for j in jobs if j.outcome is None]) for s, jobs in watched]
@@ -311,6 +361,10 @@ class KeystrokeSender:
             if isinstance(screen := screens.get(job.pane), str)
             and self.profile(job.target).composer_holds(screen, job.written)
         ]
+
+    def _written(self, target: PushTarget, keys: Keystrokes) -> str:
+        """What goes into the pane for these keystrokes."""
+        return self._pasted(target, keys.text) if keys.bracketed else keys.text
 
     def _pasted(self, target: PushTarget, text: str) -> str:
         """The text itself where the agent enabled bracketed paste; otherwise its line

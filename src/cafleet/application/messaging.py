@@ -13,7 +13,7 @@ The result carries the delivery as known and the store's error (`unrecorded`).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -28,6 +28,7 @@ from cafleet.application.delivery_queue import (
     QUEUE_WAIT_SECONDS,
     Delivered,
     DeliveryQueue,
+    Left,
     queued,
 )
 from cafleet.application.gathering import Gathering, Gatherings
@@ -45,6 +46,7 @@ from cafleet.application.ports import (
     PaneLocks,
     PushTarget,
     QueueDrains,
+    Resumption,
     UnitOfWork,
     UnitOfWorkFactory,
 )
@@ -144,13 +146,14 @@ class MessagingService:
         gatherings: Gatherings | None = None,
         reaches: Callable[[str | None], bool] | None = None,
         titles: PaneTitles | None = None,
+        resumption: Resumption | None = None,
     ) -> None:
         self._uow = uow
         self._titles = titles  # None: panes keep their titles (no multiplexer to show them)
         self._reaches = reaches or (lambda host: True)  # None: every pane is on this host
         self._gatherings = gatherings  # shared with the keystroke sender: None, no batching
         self._clock = clock
-        self._queue = DeliveryQueue(uow, clock, notifier, locks, queue_wait)
+        self._queue = DeliveryQueue(uow, clock, notifier, locks, queue_wait, resumption)
         self._drains = drains  # None: rows left queued are delivered before returning
         self._start_wait = start_wait
         self._max_body_bytes = max_body_bytes
@@ -413,29 +416,31 @@ class MessagingService:
 
     def _push(self, planned: list[_Planned]) -> list[Delivered]:
         """Deliver pending rows through their panes' queues, with no transaction open; each
-        outcome is recorded as it comes. Rows left queued behind ours go to a drainer (or,
-        without one, are delivered here before returning)."""
+        outcome is recorded as it comes. Rows left queued behind ours, and held rows, go to
+        a drainer; without one, queued rows are delivered here before returning and held
+        ones wait for the monitor's tick or the next message to their pane."""
         jobs = [p for p in planned if p.target is not None]
         if not jobs:
             return [Delivered(p.delivery) for p in planned]
         results = [self._deliver(jobs[0])] if len(jobs) == 1 else self._deliver_together(jobs)
-        left = [
-            job.delivery.recipient_agent_id
+        left = {
+            job.delivery.recipient_agent_id: result.left
             for job, result in zip(jobs, results, strict=True)
-            if result.rows_left
-        ]
+            if result.left is not Left.NOTHING
+        }
         if left:
             self._hand_over(left)
         settled = {id(job): result for job, result in zip(jobs, results, strict=True)}
         return [settled.get(id(p), Delivered(p.delivery)) for p in planned]
 
-    def _hand_over(self, recipients: list[int]) -> None:
-        """Other senders' rows, left queued behind ours: to a drainer, or delivered here."""
+    def _hand_over(self, left: Mapping[int, Left]) -> None:
+        """Rows left behind ours (other senders', or a held head): to a drainer; without one,
+        queued rows are delivered here and held ones wait for the monitor or the next send."""
         if self._drains is not None:
-            self._drains.start(recipients)
+            self._drains.start(list(left))
             return
         with suppress(CafleetError):  # theirs stay queued for the next delivery or the monitor
-            self.drain_queued(recipients)
+            self.drain_queued([agent for agent, rows in left.items() if rows is Left.QUEUED])
 
     def _deliver_together(self, jobs: list[_Planned]) -> list[Delivered]:
         """Each row through its own pane's queue, in threads that form one gathering: the
@@ -467,16 +472,28 @@ class MessagingService:
             return nullcontext()
         return self._gatherings.member(gathering)
 
-    def drain_queued(self, recipients: Sequence[int]) -> None:
-        """Deliver what is queued for these recipients' panes (see delivery_queue)."""
-        for recipient in recipients:
-            with self._uow() as uow:
-                placement = uow.placements.get(recipient)
-            if placement is not None and not placement.is_pending and self._reaches(placement.host):
-                self._queue.deliver_queued(PushTarget.of(placement))
+    def drain_queued(self, recipients: Sequence[int], watch: float = 0.0) -> None:
+        """Deliver what is queued for these recipients' panes (see delivery_queue), looking
+        at a held row's pane again for `watch` seconds: each pane in a thread of its own
+        then, so one pane's dialog does not keep the others waiting."""
+        if watch <= 0 or len(recipients) < 2:
+            for recipient in recipients:
+                self._drain_one(recipient, watch)
+            return
+        from concurrent.futures import ThreadPoolExecutor  # it imports logging: when needed
+
+        with ThreadPoolExecutor(max_workers=min(BROADCAST_PUSH_WORKERS, len(recipients))) as pool:
+            for running in [pool.submit(self._drain_one, r, watch) for r in recipients]:
+                running.result()
+
+    def _drain_one(self, recipient: int, watch: float) -> None:
+        with self._uow() as uow:
+            placement = uow.placements.get(recipient)
+        if placement is not None and not placement.is_pending and self._reaches(placement.host):
+            self._queue.deliver_queued(PushTarget.of(placement), watch)
 
     def _deliver(self, job: _Planned) -> Delivered:
-        """The row after delivery, and whether rows are queued for its pane still. Its message
+        """The row after delivery, and what is left in its pane's queue. Its message
         is stored: a store error now leaves the row queued and is reported with it."""
         target = job.target
         assert target is not None

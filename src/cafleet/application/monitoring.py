@@ -19,6 +19,7 @@ from enum import StrEnum
 
 from cafleet.application.agent_status import AgentStatusReader
 from cafleet.application.background import Background
+from cafleet.application.delivery_queue import queue_key
 from cafleet.application.keystrokes import Keystrokes, KeystrokeSender
 from cafleet.application.lookups import active_agent, refuse_deleted_fleet
 from cafleet.application.pane_titles import PaneTitles
@@ -27,6 +28,7 @@ from cafleet.application.ports import (
     AgentStates,
     Clock,
     PaneDrivers,
+    PaneLocks,
     PanePresentation,
     ProcessIdentity,
     PushTarget,
@@ -139,8 +141,10 @@ class MonitorService:
         drains: QueueDrains | None = None,
         relay: RelayClient | None = None,
         titles: PaneTitles | None = None,
+        locks: PaneLocks | None = None,
     ) -> None:
         self._uow = uow
+        self._locks = locks  # tells a queue whose drainer still runs (None: not asked)
         self._titles = titles  # keeps the panes' titles in step with their statuses
         self._clock = clock
         self._drivers = drivers
@@ -201,6 +205,7 @@ class MonitorService:
             view = self._view(uow, fleet, with_reports=True)
             unread = uow.messages.pending_counts([t.agent.agent_id for t in view.targets])
             stranded = self._stranded(uow, view)
+        stranded = [agent for agent in stranded if self._undrained(view, agent)]
         if stranded:
             assert self._drains is not None
             self._drains.start(stranded)
@@ -291,6 +296,20 @@ class MonitorService:
             recipients.append(view.watcher[0].agent_id)
         before = self._clock.now() - timedelta(seconds=STRANDED_AFTER_SECONDS)
         return uow.deliveries.stranded(recipients, before)
+
+    def _undrained(self, view: _FleetView, agent_id: int) -> bool:
+        """Whether no process holds the agent's pane queue: a drainer that watches a held
+        row there holds it, and one started now would only find it taken."""
+        placements = [t.placement for t in view.targets]
+        placements += [view.watcher[1]] if view.watcher is not None else []
+        placement = next((p for p in placements if p.agent_id == agent_id), None)
+        if self._locks is None or placement is None:
+            return True
+        try:
+            with self._locks.hold(queue_key(PushTarget.of(placement)), 0.0):
+                return True
+        except TimeoutError:
+            return False
 
     def _view(self, uow: UnitOfWork, fleet: Fleet, *, with_reports: bool = False) -> _FleetView:
         """The fleet's watcher and targets; with_reports: and what the live relays of

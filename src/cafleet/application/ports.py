@@ -17,7 +17,7 @@ from typing import Protocol, runtime_checkable
 
 from cafleet.domain.agent import Agent
 from cafleet.domain.agent_status import HookEvent, StatusReport
-from cafleet.domain.delivery import Delivery, PushOutcome
+from cafleet.domain.delivery import Delivery, PushOutcome, Residue
 from cafleet.domain.errors import CafleetError
 from cafleet.domain.fleet import Fleet
 from cafleet.domain.message import Message
@@ -740,4 +740,19 @@ class NativeChannel(Protocol):
 class Notifier(Protocol):
     def announce(self, announcement: Announcement) -> PushOutcome:
         """Tell the recipient about a stored message; never raises for pane trouble."""
+        ...
+
+
+class Resumption(Protocol):
+    """The pane of a held delivery (domain/holds), looked at again."""
+
+    def obstacle(self, announcement: Announcement) -> PushOutcome | None:
+        """What stands in the way of typing into the recipient's pane now (a dialog, no
+        answer, another program), as the outcome an attempt would give; None when the pane
+        is clear. Types nothing."""
+        ...
+
+    def complete(self, announcement: Announcement, residue: Residue) -> PushOutcome | None:
+        """Enter for the announcement's preview, typed earlier by an attempt that got as far
+        as `residue` says, where the composer still shows it; None when it does not."""
         ...

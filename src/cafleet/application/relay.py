@@ -22,6 +22,7 @@ from cafleet.application.ports import (
     WorkSignals,
 )
 from cafleet.domain.errors import CafleetError, Conflict, ErrorKind, error_of_kind
+from cafleet.domain.holds import hold_of
 from cafleet.domain.placement import PaneLocation, Placement
 from cafleet.domain.relay import (
     RELAY_ANSWER_SECONDS,
@@ -253,11 +254,12 @@ class RelayService:
             here = [p for p in placed_panes(uow) if p.host == self.host]
             members = [p.agent_id for p in here]
             waiting = uow.deliveries.stranded(members, self._clock.now() + timedelta(seconds=1))
-            recipients = [
+            recipients = [  # relayed here, or held for a pane of this host (domain/holds)
                 agent
                 for agent in waiting
                 if any(
-                    relayed_host(row.error) == self.host for row in uow.deliveries.queued_for(agent)
+                    relayed_host(row.error) == self.host or hold_of(row) is not None
+                    for row in uow.deliveries.queued_for(agent)
                 )
             ]
         return here, recipients, requests

@@ -24,6 +24,16 @@ class Channel(StrEnum):
     KEYS = "keys"  # typed into the pane over tmux or herdr
 
 
+class Residue(StrEnum):
+    """What a keystroke attempt may have left in the recipient's composer."""
+
+    NOTHING = "nothing"  # nothing was typed
+    MAYBE_TEXT = "maybe-text"  # the text step did not answer: the preview may be there
+    TEXT = "text"  # the preview was typed, its Enter withheld or not pressed
+    MAYBE_SUBMITTED = "maybe-submitted"  # Enter did not answer: the preview may be submitted
+    UNKNOWN = "unknown"  # the delivering process ended before it said
+
+
 class SkipReason:
     """The fixed vocabulary of skip reasons (stored in the ledger's error column)."""
 
@@ -43,6 +53,9 @@ class SkipReason:
     AGENT_BLOCKED = "agent-blocked"  # settles the delivery: nothing may type into a dialog
     NO_DETECTED_AGENT = "no-detected-agent"
     NO_PROMPT_METHOD = "no-prompt-method"
+    READ = "read"  # acknowledged while its announcement waited for the pane
+    CANCELED = "canceled"  # cancelled while its announcement waited for the pane
+    LEFT_COMPOSER = "left-composer"  # a preview typed earlier left the composer without Enter
 
     @staticmethod
     def refused(status: int) -> str:
@@ -92,6 +105,9 @@ _SKIP_WORDS = {
     SkipReason.AGENT_BLOCKED: "the agent waits at an approval or question dialog",
     SkipReason.NO_DETECTED_AGENT: "the multiplexer detected no agent in the pane",
     SkipReason.NO_PROMPT_METHOD: "the multiplexer's server has no prompt request",
+    SkipReason.READ: "the recipient read it while its announcement waited for the pane",
+    SkipReason.CANCELED: "it was cancelled while its announcement waited for the pane",
+    SkipReason.LEFT_COMPOSER: "the preview typed earlier left the composer without its Enter",
 }
 
 
@@ -127,6 +143,7 @@ class PushOutcome:
     channel: str | None = None
     confirmed_at: datetime | None = None  # the agent itself said it took the message in
     fallen_from: tuple[PushOutcome, ...] = ()  # earlier attempts on other channels
+    residue: Residue = Residue.NOTHING  # what the attempt may have left in the composer
 
     @staticmethod
     def sent(transport: str, pane_id: str, channel: str = Channel.KEYS) -> PushOutcome:

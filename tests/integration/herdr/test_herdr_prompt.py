@@ -56,7 +56,7 @@ def test_a_member_herdr_detected_gets_the_message_through_herdrs_prompt_once(
     assert not {"pane.send_input", "pane.send_keys", "pane.send_text"} & set(after)
 
 
-def test_a_member_at_a_dialog_is_not_typed_into_and_the_ledger_says_why(
+def test_a_member_at_a_dialog_is_not_typed_into_and_is_prompted_once_it_closes(
     herdr_fleet: Any,
 ) -> None:
     member = herdr_fleet.member("frank")
@@ -66,10 +66,19 @@ def test_a_member_at_a_dialog_is_not_typed_into_and_the_ledger_says_why(
 
     sent = send(herdr_fleet, member.agent_id, "must wait for the dialog")
 
-    assert ledger(herdr_fleet, sent["task"]["id"]) == [("herdr-prompt", "skipped", "agent-blocked")]
+    task_id = sent["task"]["id"]
+    assert ledger(herdr_fleet, task_id) == [
+        ("herdr-prompt", "skipped", "agent-blocked"),
+        (None, "pending", "held:nothing:agent-blocked"),  # a drainer watches the pane
+    ]
     time.sleep(SETTLE_SECONDS)
     assert server.typed(member.pane_id) == before
     assert previews(member) == []
+    server.set_agent_status(member.pane_id, "idle", agent="pi")  # the dialog was answered
+    submitted = herdr_fleet.wait(lambda: previews(member), "the preview to be submitted")
+    time.sleep(SETTLE_SECONDS)
+    assert previews(member) == submitted and len(submitted) == 1
+    assert ledger(herdr_fleet, task_id)[-1] == ("herdr-prompt", "sent", None)
 
 
 def test_a_member_herdr_detected_no_agent_in_is_typed_into_once(herdr_fleet: Any) -> None:

@@ -121,5 +121,7 @@ def test_a_send_whose_outcome_meets_a_full_disk_reports_the_stored_message(
     sent_to_member = "SELECT task_id FROM tasks WHERE context_id = ? ORDER BY task_id"
     stored = [r["task_id"] for r in fleet.rows(sent_to_member, member.agent_id)]
     assert stored == [task_id, second["task"]["id"]]  # stored once, and reported as stored
-    row = fleet.delivery(task_id)  # never typed again: settled by the next queue holder
-    assert (row["state"], row["error"].startswith("interrupted")) == ("failed", True)
+    # never typed again: the next queue holder finds the row begun and only finishes what it
+    # may have left in the composer (a custom agent's composer cannot be read: one Enter)
+    row = fleet.delivery(task_id)
+    assert (row["state"], row["channel"]) == ("sent", "keys"), dict(row)

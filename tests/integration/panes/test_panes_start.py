@@ -199,12 +199,15 @@ def test_a_dialog_on_screen_withholds_previews_pings_and_exec(pane_fleet: PaneFl
         "message", "send", "--fleet-id", str(fleet.fleet_id), "--agent-id",
         str(fleet.director), "--to", str(member.agent_id), "--text", "are you there?",
     )  # fmt: skip
-    assert out.splitlines()[-1] == f"preview skipped: a dialog is on screen ({DIALOG})"
+    assert out.splitlines()[-1] == (
+        f"preview held: a dialog is on screen ({DIALOG}); it is announced once, when the pane"
+        " is clear (`message show --full` tells the outcome)"
+    )
     sent = fleet.send(fleet.director, member.agent_id, "again")
-    assert sent["notification"] == {
-        "state": "skipped",
-        "transport": "tmux",
-        "reason": f"dialog:{DIALOG}",
+    assert sent["notification"] == {  # behind the held one, never typed into the dialog
+        "state": "pending",
+        "transport": None,
+        "reason": "queued",
     }
     for verb, what in (("ping", "the poll-trigger keystroke"), ("exec", "the shell command")):
         extra = ("echo hi",) if verb == "exec" else ()

@@ -145,7 +145,7 @@ def test_an_unreachable_server_is_a_failed_attempt_and_keys_report_their_own(rig
 
     assert [(a.channel, a.state) for a in outcome.attempts] == [
         (Channel.HERDR_PROMPT, DeliveryState.FAILED),
-        (None, DeliveryState.FAILED),  # the keystroke path's own failure
+        (Channel.KEYS, DeliveryState.FAILED),  # the keystroke path's own failure
     ]
     assert "connection refused" in (outcome.fallen_from[0].error or "")
     assert pane.typed == []
@@ -167,7 +167,7 @@ def test_a_member_still_starting_is_left_to_the_keystroke_path(rig: Rig) -> None
 
     outcome = rig.ladder().announce(rig.announcement(pane, ready=False))
 
-    assert steps(outcome) == [(None, DeliveryState.SKIPPED, "agent-starting")]
+    assert steps(outcome) == [(Channel.KEYS, DeliveryState.SKIPPED, "agent-starting")]
     assert pane.typed == []
 
 
@@ -222,6 +222,6 @@ def test_a_pane_that_took_the_members_id_after_a_restart_is_never_prompted(rig: 
 
     assert steps(outcome) == [
         (Channel.HERDR_PROMPT, DeliveryState.SKIPPED, "pane-gone"),
-        (None, DeliveryState.SKIPPED, "pane-gone"),  # the keystroke rung names no channel
+        (Channel.KEYS, DeliveryState.SKIPPED, "pane-gone"),  # each rung names itself
     ]
     assert stranger.typed == []

@@ -25,7 +25,7 @@ from cafleet.application.fleets import FleetService
 from cafleet.application.keystrokes import KeystrokeSender
 from cafleet.application.monitoring import MonitorService, TickReport
 from cafleet.application.pane_titles import PaneTitles
-from cafleet.application.ports import PanePresentation, ProcessIdentity, QueueDrains
+from cafleet.application.ports import PaneLocks, PanePresentation, ProcessIdentity, QueueDrains
 from cafleet.application.teardown import PaneTeardown
 from cafleet.domain.agent import Agent, CardKind
 from cafleet.domain.agent_profiles import AgentProfiles, ProfileOverrides
@@ -357,6 +357,7 @@ class MonitorFleet:
         statuses: AgentStatusReader | None = None,
         drains: QueueDrains | None = None,
         titles: PaneTitles | None = None,
+        locks: PaneLocks | None = None,
     ) -> MonitorService:
         return MonitorService(
             self.store,
@@ -368,6 +369,7 @@ class MonitorFleet:
             statuses,
             drains=drains,
             titles=titles,
+            locks=locks,
         )
 
     def fleets(self) -> FleetService:

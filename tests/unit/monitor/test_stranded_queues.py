@@ -9,8 +9,10 @@ from typing import Any
 from cafleet.adapters.fake.notifier import RecordingNotifier
 from cafleet.adapters.fake.pane_driver import ThreadLocks
 from cafleet.adapters.fake.queue_drains import RecordingDrains
+from cafleet.application.delivery_queue import queue_key
 from cafleet.application.messaging import MessagingService
 from cafleet.application.monitoring import STRANDED_AFTER_SECONDS
+from cafleet.application.ports import PushTarget
 from cafleet.domain.delivery import Delivery, DeliveryState
 
 
@@ -83,3 +85,20 @@ def test_the_drained_queue_ends_delivered_and_the_loop_says_so(fleet: Any) -> No
     assert sorted(a.task_id for a in notifier.announced) == [first, second]
     with fleet.store() as uow:
         assert uow.deliveries.stranded([director, worker], fleet.clock.now()) == []
+
+
+def test_a_queue_a_drainer_still_holds_is_not_handed_to_another_every_tick(fleet: Any) -> None:
+    worker = fleet.members["worker"]
+    left_pending(fleet, worker)  # held for a dialog, say: its drainer watches the pane
+    drains, locks = RecordingDrains(), ThreadLocks()
+    service = fleet.service(drains=drains, locks=locks)
+    service.claim(fleet.fleet_id, 5)
+    fleet.clock.advance(STRANDED_AFTER_SECONDS + 1)
+    with fleet.store() as uow:
+        placement = uow.placements.get(worker)
+    assert placement is not None
+
+    with locks.hold(queue_key(PushTarget.of(placement)), 1):
+        assert service.tick(fleet.fleet_id).drained == ()
+    assert service.tick(fleet.fleet_id).drained == (worker,)  # its drainer ended: a new one
+    assert drains.started == [[worker]]

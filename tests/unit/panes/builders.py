@@ -16,20 +16,24 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from cafleet.adapters.fake.clock import FakeClock
+from cafleet.adapters.fake.codex_threads import FakeCodexThreads
 from cafleet.adapters.fake.launch_pads import FakeLaunchPad, FakeLaunchPads
 from cafleet.adapters.fake.locator import FakePaneLocator
 from cafleet.adapters.fake.pane_driver import FakePane, FakePaneDriver, FakePaneDrivers, ThreadLocks
 from cafleet.adapters.fake.store import MemoryStore
 from cafleet.adapters.notify.pane import PaneNotifier
 from cafleet.application.agent_shell import AgentServerShell
+from cafleet.application.channels import channel_ladder
 from cafleet.application.fleets import FleetCreated, FleetService
 from cafleet.application.gathering import Gatherings
+from cafleet.application.herdr_channel import HerdrPromptChannel
 from cafleet.application.keystrokes import KeystrokeSender
 from cafleet.application.lifecycle import MemberRemoval
 from cafleet.application.member_panes import MemberPanes
 from cafleet.application.messaging import START_WAIT_SECONDS, MessagingService
-from cafleet.application.ports import PaneLocks, PushTarget
+from cafleet.application.ports import Notifier, PaneLocks, PushTarget, QueueDrains
 from cafleet.application.relay import RelayClient
+from cafleet.application.resumption import PaneResumption
 from cafleet.application.spawning import MemberSpawner, SpawnContext
 from cafleet.application.teardown import PaneTeardown
 from cafleet.domain.agent import Agent, CardKind
@@ -274,6 +278,7 @@ class PaneRig:
     pads: FakeLaunchPads = field(default_factory=FakeLaunchPads)
     backend: Multiplexer = Multiplexer.TMUX  # the Director's multiplexer, so the members'
     gatherings: Gatherings = field(default_factory=Gatherings)  # a broadcast's, for the sender
+    queue_locks: PaneLocks = field(default_factory=ThreadLocks)  # the panes' delivery queues
 
     def __post_init__(self) -> None:
         self.driver = ScriptedDriver(self.backend)
@@ -320,19 +325,32 @@ class PaneRig:
         max_text_len: int = 200,
         start_wait: float | None = None,
         drivers: FakePaneDrivers | None = None,
+        drains: QueueDrains | None = None,
+        notifier: Notifier | None = None,
     ) -> MessagingService:
-        """Messaging as a process on the drivers' host runs it (the rig's by default)."""
-        notifier = PaneNotifier(self.keystrokes(), max_text_len)
+        """Messaging as a process on the drivers' host runs it (the rig's by default); it
+        types every preview unless given another notifier (see `ladder`)."""
+        notifier = notifier or PaneNotifier(self.keystrokes(), max_text_len)
         wait = START_WAIT_SECONDS if start_wait is None else start_wait
         reaches = (drivers or self.drivers).reaches
         return MessagingService(
             self.store,
             self.clock,
             notifier,
-            ThreadLocks(),
+            self.queue_locks,
             wait,
+            drains=drains,
             gatherings=self.gatherings,
             reaches=reaches,
+            resumption=PaneResumption(self.keystrokes(), self.drivers, max_text_len),
+        )
+
+    def ladder(self, max_text_len: int = 200) -> Notifier:
+        """The whole delivery ladder: the agents' own channels, herdr's prompt, keys."""
+        keys = PaneNotifier(self.keystrokes(), max_text_len)
+        herdr = HerdrPromptChannel(self.drivers, self.locks)
+        return channel_ladder(
+            self.profiles(), self.pads, FakeCodexThreads(), self.clock, keys, max_text_len, herdr
         )
 
     def spawner(
@@ -405,7 +423,7 @@ class PaneRig:
                 Placement(
                     agent_id,
                     made.director.agent_id,
-                    Multiplexer.TMUX,
+                    self.backend,
                     "main",
                     WINDOW,
                     pane_id,

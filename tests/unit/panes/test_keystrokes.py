@@ -6,7 +6,7 @@ import pytest
 
 from cafleet.application.keystrokes import Keystrokes, lock_key
 from cafleet.application.ports import PushTarget
-from cafleet.domain.delivery import DeliveryState, PushOutcome
+from cafleet.domain.delivery import Channel, DeliveryState, PushOutcome, Residue
 from cafleet.domain.errors import Unavailable
 from cafleet.domain.panes import PaneGone
 from cafleet.domain.placement import CodingAgent, Multiplexer
@@ -26,6 +26,23 @@ from .builders import (
 )
 
 PREVIEW = "[cafleet msg 12 from 3 2026-01-01T08:00:00.000000+00:00]\nhello worker"
+
+
+def skipped(
+    reason: str, transport: str, pane_id: str, residue: Residue = Residue.NOTHING
+) -> PushOutcome:
+    """A keystroke outcome: its channel is always `keys`, with what it left in the composer."""
+    return PushOutcome(
+        DeliveryState.SKIPPED, transport, pane_id, reason, Channel.KEYS, residue=residue
+    )
+
+
+def failed(
+    error: str, transport: str, pane_id: str, residue: Residue = Residue.NOTHING
+) -> PushOutcome:
+    return PushOutcome(
+        DeliveryState.FAILED, transport, pane_id, error, Channel.KEYS, residue=residue
+    )
 
 
 class Timeline:
@@ -223,7 +240,7 @@ def test_lock_timeout_fails_without_typing(rig: PaneRig) -> None:
 
     outcome = rig.keystrokes(locks).deliver(target(pane.pane_id), Keystrokes.preview(PREVIEW))
 
-    assert outcome == PushOutcome.failed("send lock timeout after 30s", "tmux", pane.pane_id)
+    assert outcome == failed("send lock timeout after 30s", "tmux", pane.pane_id)
     assert locks.timeouts == [30]
     assert pane.typed == []
     assert rig.clock.slept == []
@@ -259,7 +276,7 @@ def test_a_pane_not_running_the_agent_is_skipped_untouched(
 
     outcome = rig.keystrokes().deliver(to, Keystrokes.preview(PREVIEW))
 
-    assert outcome == PushOutcome.skipped(reason, "tmux", pane.pane_id)
+    assert outcome == skipped(reason, "tmux", pane.pane_id)
     assert pane.typed == []
     assert rig.clock.slept == []
 
@@ -291,7 +308,7 @@ def test_a_bare_runtime_in_front_is_not_the_agent(
 
     outcome = rig.keystrokes().deliver(to, Keystrokes.preview(PREVIEW))
 
-    assert outcome == PushOutcome.skipped(f"not-agent:{runtime}", "tmux", pane.pane_id)
+    assert outcome == skipped(f"not-agent:{runtime}", "tmux", pane.pane_id)
     assert pane.typed == []
     assert rig.clock.slept == []
 
@@ -341,14 +358,14 @@ def test_accepted_commands_come_from_the_settings(rig: PaneRig) -> None:
         DeliveryState.SENT
     )
     assert sender.deliver(target(refused.pane_id), Keystrokes.exit_command()) == (
-        PushOutcome.skipped("not-agent:claude", "tmux", refused.pane_id)
+        skipped("not-agent:claude", "tmux", refused.pane_id)
     )
 
 
 def test_a_missing_pane_is_skipped_as_gone(rig: PaneRig) -> None:
     outcome = rig.keystrokes().deliver(target("%77"), Keystrokes.preview(PREVIEW))
 
-    assert outcome == PushOutcome.skipped("pane-gone", "tmux", "%77")
+    assert outcome == skipped("pane-gone", "tmux", "%77")
     assert rig.clock.slept == []
 
 
@@ -358,7 +375,7 @@ def test_a_dead_pane_is_skipped_as_gone(rig: PaneRig) -> None:
 
     outcome = rig.keystrokes().deliver(target(pane.pane_id), Keystrokes.preview(PREVIEW))
 
-    assert outcome == PushOutcome.skipped("pane-gone", "tmux", pane.pane_id)
+    assert outcome == skipped("pane-gone", "tmux", pane.pane_id)
     assert pane.typed == []
 
 
@@ -381,7 +398,7 @@ def test_an_unreachable_server_fails_with_its_reason(rig: PaneRig) -> None:
 
     outcome = rig.keystrokes().deliver(target(pane.pane_id), Keystrokes.preview(PREVIEW))
 
-    assert outcome == PushOutcome.failed(
+    assert outcome == failed(
         "cannot reach the tmux server: connection refused", "tmux", pane.pane_id
     )
     assert pane.typed == []
@@ -403,7 +420,9 @@ def test_a_failed_text_step_fails_and_presses_no_enter(
 
     outcome = rig.keystrokes().deliver(target(pane.pane_id), keys)
 
-    assert outcome == PushOutcome.failed("tmux send-keys timed out after 5s", "tmux", pane.pane_id)
+    assert outcome == failed(
+        "tmux send-keys timed out after 5s", "tmux", pane.pane_id, Residue.MAYBE_TEXT
+    )
     assert ENTER not in pane.typed
     assert pane.submitted() == []
 
@@ -414,8 +433,8 @@ def test_a_failed_enter_fails_the_delivery_after_the_text(rig: PaneRig) -> None:
 
     outcome = rig.keystrokes().deliver(target(pane.pane_id), Keystrokes.preview(PREVIEW))
 
-    assert outcome == PushOutcome.failed(
-        "tmux send-keys failed: server exited", "tmux", pane.pane_id
+    assert outcome == failed(
+        "tmux send-keys failed: server exited", "tmux", pane.pane_id, Residue.MAYBE_SUBMITTED
     )
     assert pane.typed == [paste(PREVIEW)]
     assert pane.submitted() == []
@@ -427,9 +446,7 @@ def test_a_failed_screen_read_stops_before_any_text(rig: PaneRig) -> None:
 
     outcome = rig.keystrokes().deliver(target(pane.pane_id), Keystrokes.preview(PREVIEW))
 
-    assert outcome == PushOutcome.failed(
-        "tmux capture-pane timed out after 5s", "tmux", pane.pane_id
-    )
+    assert outcome == failed("tmux capture-pane timed out after 5s", "tmux", pane.pane_id)
     assert pane.typed == []
     assert rig.clock.slept == []
 
@@ -440,7 +457,7 @@ def test_a_pane_vanishing_mid_sequence_is_skipped_as_gone(rig: PaneRig) -> None:
 
     outcome = rig.keystrokes().deliver(target(pane.pane_id), Keystrokes.preview(PREVIEW))
 
-    assert outcome == PushOutcome.skipped("pane-gone", "tmux", pane.pane_id)
+    assert outcome == skipped("pane-gone", "tmux", pane.pane_id, Residue.MAYBE_TEXT)
     assert ENTER not in pane.typed
 
 
@@ -483,7 +500,7 @@ def test_a_dialog_on_screen_is_skipped_before_any_text(
         target(pane.pane_id, coding_agent=coding_agent), Keystrokes.preview(PREVIEW)
     )
 
-    assert outcome == PushOutcome.skipped(f"dialog:{sign}", "tmux", pane.pane_id)
+    assert outcome == skipped(f"dialog:{sign}", "tmux", pane.pane_id)
     assert pane.typed == []
     assert rig.clock.slept == []
 
@@ -561,7 +578,7 @@ def test_an_opencode_permission_dialog_is_never_typed_into(rig: PaneRig) -> None
         target(pane.pane_id, coding_agent=CodingAgent.OPENCODE), Keystrokes.preview(PREVIEW)
     )
 
-    assert outcome == PushOutcome.skipped("dialog:allow always", "tmux", pane.pane_id)
+    assert outcome == skipped("dialog:allow always", "tmux", pane.pane_id)
     assert pane.typed == []
 
 
@@ -595,7 +612,7 @@ def test_an_agent_leaving_between_paste_and_enter_gets_no_enter(rig: PaneRig) ->
 
     outcome = rig.keystrokes().deliver(target(pane.pane_id), Keystrokes.preview(PREVIEW))
 
-    assert outcome == PushOutcome.skipped("not-agent:bash (before Enter)", "tmux", pane.pane_id)
+    assert outcome == skipped("not-agent:bash (before Enter)", "tmux", pane.pane_id, Residue.TEXT)
     assert pane.typed == [paste(PREVIEW)]
     assert ENTER not in pane.typed
     assert rig.clock.slept == [SUBMIT_DELAYS["claude"]]
@@ -613,7 +630,7 @@ def test_a_runtime_agent_leaving_a_bare_runtime_behind_gets_no_enter(rig: PaneRi
         target(pane.pane_id, coding_agent=CodingAgent.CODEX), Keystrokes.preview(PREVIEW)
     )
 
-    assert outcome == PushOutcome.skipped("not-agent:node (before Enter)", "tmux", pane.pane_id)
+    assert outcome == skipped("not-agent:node (before Enter)", "tmux", pane.pane_id, Residue.TEXT)
     assert pane.typed == [paste(PREVIEW)]
 
 
@@ -627,8 +644,8 @@ def test_a_dialog_opening_between_text_and_enter_gets_no_enter(rig: PaneRig) -> 
 
     outcome = rig.keystrokes().deliver(target(pane.pane_id), Keystrokes.poll_trigger(1, 3))
 
-    assert outcome == PushOutcome.skipped(
-        "dialog:do you want to proceed (before Enter)", "tmux", pane.pane_id
+    assert outcome == skipped(
+        "dialog:do you want to proceed (before Enter)", "tmux", pane.pane_id, Residue.TEXT
     )
     assert pane.typed == [text("cafleet message poll --fleet-id 1 --agent-id 3")]
 
@@ -641,7 +658,7 @@ def test_a_pane_closing_between_text_and_enter_gets_no_enter(rig: PaneRig) -> No
         target(pane.pane_id, coding_agent=CodingAgent.CODEX), Keystrokes.exit_command()
     )
 
-    assert outcome == PushOutcome.skipped("pane-gone (before Enter)", "tmux", pane.pane_id)
+    assert outcome == skipped("pane-gone (before Enter)", "tmux", pane.pane_id, Residue.TEXT)
     assert pane.typed == [text("/exit")]
 
 
@@ -653,7 +670,7 @@ def test_a_target_whose_agent_is_still_starting_is_not_typed_into(rig: PaneRig) 
 
     outcome = rig.keystrokes().deliver(starting, Keystrokes.preview(PREVIEW))
 
-    assert outcome == PushOutcome.skipped("agent-starting", "tmux", pane.pane_id)
+    assert outcome == skipped("agent-starting", "tmux", pane.pane_id)
     assert pane.typed == []
     assert rig.clock.slept == []
 
@@ -720,7 +737,7 @@ def test_a_shell_command_to_an_opencode_turn_that_never_ends_is_skipped_untyped(
         opencode_target(pane.pane_id), Keystrokes.shell_command("make test")
     )
 
-    assert outcome == PushOutcome.skipped("agent-busy", "tmux", pane.pane_id)
+    assert outcome == skipped("agent-busy", "tmux", pane.pane_id)
     assert pane.typed == []
     assert sum(rig.clock.slept) == pytest.approx(120)
 

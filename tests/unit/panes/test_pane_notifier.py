@@ -6,7 +6,7 @@ import pytest
 
 from cafleet.adapters.notify.pane import PaneNotifier
 from cafleet.application.ports import Announcement
-from cafleet.domain.delivery import DeliveryState, PushOutcome
+from cafleet.domain.delivery import Channel, DeliveryState, PushOutcome
 from cafleet.domain.message import MessageState
 
 from .builders import ENTER, START, SUBMIT_DELAYS, PaneRig, TimedOutLocks, paste, target
@@ -63,7 +63,7 @@ def test_notifier_reports_a_shell_pane_as_skipped(rig: PaneRig) -> None:
 
     outcome = announce(rig, pane.pane_id, "rm -rf /")
 
-    assert outcome == PushOutcome.skipped("not-agent:bash", "tmux", pane.pane_id)
+    assert outcome == PushOutcome.skipped("not-agent:bash", "tmux", pane.pane_id, Channel.KEYS)
     assert pane.typed == []
 
 
@@ -166,15 +166,22 @@ def test_message_is_committed_before_the_preview_is_typed(rig: PaneRig) -> None:
     assert seen == [("input_required", "pending")]
 
 
-def test_a_send_lock_timeout_is_recorded_as_failed_and_the_message_stays(rig: PaneRig) -> None:
+def test_a_send_lock_timeout_is_a_failed_attempt_held_for_a_retry_and_the_message_stays(
+    rig: PaneRig,
+) -> None:
     made = rig.fleet()
     worker = rig.member(made)
     rig.locks = TimedOutLocks()
 
     result = rig.messaging().send(made.fleet.fleet_id, made.director.agent_id, worker.agent_id, "x")
 
-    [row] = rig.deliveries(result.message.task_id)
-    assert (row.state, row.error) == ("failed", "send lock timeout after 30s")
+    failed, held = rig.deliveries(result.message.task_id)
+    assert (failed.state, failed.error, failed.channel) == (
+        "failed",
+        "send lock timeout after 30s",
+        Channel.KEYS,
+    )
+    assert (held.state, held.error) == ("pending", "held:nothing:send lock timeout after 30s")
     with rig.store() as uow:
         stored = uow.messages.get(result.message.task_id)
     assert stored is not None

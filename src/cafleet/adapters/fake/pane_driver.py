@@ -48,6 +48,12 @@ class FakePane:
     blocked: bool = False  # herdr's state for it: waiting at an approval or question dialog
     marker: str = ""  # set by claim(), like tmux's pane option
     title: str | None = None  # set by label(), like tmux's @cafleet-title
+    # the mark of a composer drawn below `screen` with the text typed since the last Enter
+    # (Claude Code's `❯ TEXT`); None: no composer is drawn
+    composer: str | None = None
+    # a dialog drawn in the composer's place while it is up; keys sent then reach the dialog
+    dialog: list[str] = field(default_factory=list)
+    into_dialog: list[Typed] = field(default_factory=list)  # what reached a dialog
 
     def submitted(self) -> list[str]:
         """What an agent would have received as turns: text up to each Enter."""
@@ -59,6 +65,27 @@ class FakePane:
             elif kind in ("text", "paste"):
                 pending += value
         return turns
+
+    def composing(self) -> str:
+        """The text typed since the last Enter: what the composer shows."""
+        pending = ""
+        for kind, value in self.typed:
+            if kind == "key" and value == Key.ENTER.value:
+                pending = ""
+            elif kind in ("text", "paste"):
+                pending += value
+        return pending
+
+    def rows(self) -> list[str]:
+        """The screen as captured: the rows above, then the dialog or the composer."""
+        if self.dialog:
+            return [*self.screen, *self.dialog]
+        if self.composer is None:
+            return list(self.screen)
+        return [*self.screen, f"{self.composer} {self.composing()}".replace("\n", " ")]
+
+    def take(self, typed: Typed) -> None:
+        (self.into_dialog if self.dialog else self.typed).append(typed)
 
 
 class FakePaneDriver(PaneDriver, PaneBatches, PaneLabels):
@@ -101,14 +128,17 @@ class FakePaneDriver(PaneDriver, PaneBatches, PaneLabels):
         return pane.pane_id
 
     def type_text(self, pane_id: str, text: str) -> None:
-        self._existing(pane_id).typed.append(("text", text))
+        self._existing(pane_id).take(("text", text))
 
     def paste_text(self, pane_id: str, text: str) -> None:
-        self._existing(pane_id).typed.append(("paste", text))
+        self._existing(pane_id).take(("paste", text))
 
     def send_keys(self, pane_id: str, *keys: Key) -> None:
         pane = self._existing(pane_id)
         for key in keys:
+            if pane.dialog:
+                pane.take(("key", key.value))
+                continue
             pane.typed.append(("key", key.value))
             if key is Key.ENTER and self.on_submit is not None:
                 self.on_submit(pane, pane.submitted()[-1])
@@ -128,7 +158,7 @@ class FakePaneDriver(PaneDriver, PaneBatches, PaneLabels):
         return PromptAnswer.TAKEN
 
     def capture(self, pane_id: str, lines: int, *, ansi: bool = False) -> str:
-        rows = list(self._existing(pane_id).screen)
+        rows = self._existing(pane_id).rows()
         if not ansi:
             rows = [without_escapes(row) for row in rows]
         while rows and not rows[-1].strip():

@@ -80,8 +80,15 @@ def undelivered_line(delivery: Delivery) -> str | None:
     if delivery.state is DeliveryState.SENT:
         return None
     if delivery.state is DeliveryState.PENDING:
+        from cafleet.domain.holds import hold_of
         from cafleet.domain.relay import relayed_host
 
+        hold = hold_of(delivery)
+        if hold is not None:
+            return (
+                f"preview held: {hold.words()}; it is announced once, when the pane is clear"
+                " (`message show --full` tells the outcome)"
+            )
         host = relayed_host(delivery.error)
         if host is not None:
             return (
