@@ -125,7 +125,7 @@ def test_member_show_json(cli, fleet, add_member, migrated, tmux):
     )
     assert set(shown) == {
         "agent_id", "name", "description", "status", "registered_at", "kind", "skills",
-        "placement", "pane_state", "agent_status", "agent_status_since",
+        "placement", "pane_state", "agent_status", "agent_status_since", "agent_status_note",
     }  # fmt: skip
     assert shown["agent_id"] == worker
     assert shown["kind"] == "member"
@@ -262,6 +262,7 @@ def test_member_list_json(cli, fleet, add_member):
         "pane_state",
         "agent_status",
         "agent_status_since",
+        "agent_status_note",
     }
     assert listed["agent_id"] == worker
     assert listed["placement"]["director_agent_id"] == fleet.director
@@ -463,8 +464,8 @@ def test_member_list_activity_json(cli, fleet, activity):
     )
     assert set(idle) == {
         "agent_id", "name", "description", "status", "registered_at", "placement",
-        "pane_state", "agent_status", "agent_status_since", "last_sent", "last_recv",
-        "last_ack", "idle",
+        "pane_state", "agent_status", "agent_status_since", "agent_status_note", "last_sent",
+        "last_recv", "last_ack", "idle",
     }  # fmt: skip
 
 

@@ -20,7 +20,8 @@ c. a line `RUN: <cmd>` (or a typed `cafleet message poll ...` line) → run it; 
 w. a line `WRITE: <absolute path> <text>` → write the text (and a line break) to that new file
    with the agent's own file tool (Claude's `Write`, OpenCode's `write`; a shell `printf` where
    there is none, as for Codex); the text's `RUN:` lines run once the write's result is back.
-d. `DELAY: <seconds>` → wait that long before answering.
+d. `DELAY: <seconds>` → wait that long before answering (in a user text, or in polled mail:
+   the model thinks after reading its mail, before it acks).
 e. otherwise → `FAKE-DONE: <last line>`.
 A request that offers no tools (a title or other side request) gets a short text.
 
@@ -176,6 +177,7 @@ def decide(conv: Conversation) -> Decision:
         for msg in polled_messages(item.text):
             replies.append(f"cafleet message ack {ident} --task-id {msg.task_id}")
             replies.extend(_answers(msg, ident, rounds))
+            delay += sum(float(m.group(1)) for m in DELAY_RE.finditer(msg.text))
         if output:
             continue
         previews = previews or bool(PREVIEW_RE.search(item.text))

@@ -148,6 +148,16 @@ def test_delay_is_taken_and_the_last_line_is_echoed() -> None:
     assert (decision.rule, decision.delay, decision.text) == ("done", 1.5, "FAKE-DONE: hello slow")
 
 
+def test_a_delay_in_polled_mail_holds_the_reply_but_not_in_a_preview() -> None:
+    mail = f"[7 | from:1 | {TS}]\nDELAY: 4\nRUN: true"
+    polled = decide(conv(Item("tool", mail, POLL)))
+    previewed = decide(conv(Item("user", f"[cafleet msg 7 from 1 {TS}]\nDELAY: 4⏎RUN: true")))
+
+    assert (polled.rule, polled.delay) == ("reply", 4.0)
+    assert polled.command == "cafleet message ack --fleet-id 1 --agent-id 4 --task-id 7 && true"
+    assert (previewed.rule, previewed.delay) == ("poll", 0.0)
+
+
 def test_trailing_system_context_is_not_echoed() -> None:
     decision = decide(conv(Item("tool", "ok\n", "echo ok"), Item("system", "# Environment")))
     assert decision.text == "FAKE-DONE: ok"

@@ -163,6 +163,7 @@ def test_list_json_default_all_and_activity(run, made) -> None:
         "pane_state": "running",
         "agent_status": "unknown",  # no launch pad: nothing says
         "agent_status_since": None,
+        "agent_status_note": None,
     }
     fid = str(made.fleet.fleet_id)
 
@@ -358,6 +359,7 @@ def test_show_json(run, made) -> None:
         "pane_state": "running",
         "agent_status": "unknown",
         "agent_status_since": None,
+        "agent_status_note": None,
     }
 
 
@@ -536,3 +538,19 @@ def test_nudge_checks_the_body_before_anything_else(run, made) -> None:
 
     assert result.exit_code == 2
     assert result.stderr.endswith("Error: text may not be empty.\n")
+
+
+def test_a_member_whose_hooks_are_off_says_so_in_its_status() -> None:
+    from datetime import UTC, datetime
+
+    from cafleet.application.members import MemberView
+    from cafleet.domain.agent import Agent, AgentKind
+    from cafleet.domain.agent_status import AgentStatus, StatusReport
+    from cafleet.entrypoints.cli.member import agent_word, member_json
+
+    now = datetime(2026, 1, 1, 8, 0, tzinfo=UTC)
+    told = StatusReport(AgentStatus.UNKNOWN, note="hooks off")
+    view = MemberView(Agent(3, 1, "w", "d", now), AgentKind.MEMBER, None, agent_status=told)
+
+    assert agent_word(view, now) == "unknown (hooks off)"
+    assert member_json(view)["agent_status_note"] == "hooks off"

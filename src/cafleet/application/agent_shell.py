@@ -8,10 +8,10 @@ the busy row a screen check waits for appears only a moment after the Enter that
 
 from __future__ import annotations
 
-from cafleet.application.channels import note_of
+from cafleet.application.channels import known_session
 from cafleet.application.keystrokes import SHELL_IDLE_POLL_SECONDS, SHELL_IDLE_WAIT_SECONDS
 from cafleet.application.ports import Clock, LaunchPads, PushTarget
-from cafleet.domain.agent_profiles import SESSION_FILE, AgentProfiles
+from cafleet.domain.agent_profiles import AgentProfiles
 from cafleet.domain.delivery import DeliveryState, PushOutcome, SkipReason
 
 # Only the command's acceptance is awaited: the server answers when it ends, and a command
@@ -34,8 +34,8 @@ class AgentServerShell:
         pad = None if target.launch_pad is None else self._pads.reopen(target.launch_pad)
         if http is None or pad is None:
             return None
-        session = note_of(pad, SESSION_FILE)
-        request = http.shell(session, command) if session else None
+        session = known_session(pad, http)
+        request = None if session is None else http.shell(session, command)
         if request is None:
             return None
         path, body = request

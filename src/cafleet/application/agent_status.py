@@ -1,8 +1,10 @@
 """Each member's agent status, from the best source its profile has.
 
 The pane comes first (gone or dead: exited), then the placement (not yet ready: starting),
-then what the agent says itself: Claude Code's hooks in the member's event file, OpenCode's
-own server, Codex's transcript of the conversation (once the codex-queue channel found it).
+then what the agent says itself: Claude Code's hooks in the member's event file (none at
+all: its hooks are off, `unknown` with that note), OpenCode's own server (for the session
+the readiness check saw, or found later), Codex's transcript of the conversation (once
+found from what the pad kept of the spawn).
 Codex records no approval it asks for, so for it (`dialogs_tell_waiting`) a dialog at the
 bottom of the screen during a turn says `waiting`. Where none of these tells, the state the
 multiplexer detects in the pane does (herdr's, pushed to it by the agent's screen); an agent
@@ -13,18 +15,15 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from cafleet.application.channels import known_transcript, note_of
+from cafleet.application.channels import known_session, known_transcript
 from cafleet.application.ports import Clock, CodexThreads, LaunchPad, LaunchPads, PaneDrivers
-from cafleet.domain.agent_profiles import (
-    SESSION_FILE,
-    TYPING_DIALOG_ROWS,
-    AgentProfiles,
-)
+from cafleet.domain.agent_profiles import TYPING_DIALOG_ROWS, AgentProfiles
 from cafleet.domain.agent_status import AgentStatus, StatusReport, detected_status
 from cafleet.domain.errors import CafleetError
 from cafleet.domain.panes import PaneGone
 from cafleet.domain.placement import PaneState, Placement
 
+HOOKS_OFF = "hooks off"  # the note of a member whose hooks never reported anything
 SEEN_FILE = "status-seen"  # the last status read from the agent's server, and since when
 ASKING_FILE = "status-asking"  # since when a dialog has shown during the current turn
 DIALOG_LINES = 20
@@ -65,13 +64,16 @@ class AgentStatusReader:
         if ended is not None:
             return StatusReport(AgentStatus.EXITED)
         profile = self._profiles[placement.coding_agent]
-        told = profile.status_from_events(pad.events())
+        events = pad.events()
+        if profile.hooks_off(events):
+            return StatusReport(AgentStatus.UNKNOWN, note=HOOKS_OFF)
+        told = profile.status_from_events(events)
         if told is not None:
             return told
         served = self._from_server(placement, pad)
         if served is not None:
             return served
-        logged = self._from_transcript(pad)
+        logged = None if profile.http else self._from_transcript(pad)
         if logged is None:
             return StatusReport.unknown()
         if logged.status is AgentStatus.WORKING and profile.dialogs_tell_waiting:
@@ -102,8 +104,8 @@ class AgentStatusReader:
 
     def _from_server(self, placement: Placement, pad: LaunchPad) -> StatusReport | None:
         http = self._profiles[placement.coding_agent].server
-        session = note_of(pad, SESSION_FILE)
-        if http is None or not session:
+        session = None if http is None else known_session(pad, http)
+        if http is None or session is None:
             return None
         status = http.status(
             session,

@@ -8,6 +8,9 @@ with its reason, and the guarded keystroke path is the last rung. A message is a
 a rung either took it or provably did not (the hook's mailbox hands a message over or gives it
 back, never both). A message whose recipient has not yet taken in the announcement of an
 earlier unread one is not announced at all (`joined:<task>`): the poll that follows lists both.
+That holds only while the agent's own record of what it took in can be read: without one
+(hooks switched off, a session not known yet, a server that does not answer) every message
+is announced.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from cafleet.domain.agent_profiles import (
     SPAWN_FILE,
     TRANSCRIPT_FILE,
     AgentProfiles,
+    HttpFacts,
     SpawnFacts,
 )
 from cafleet.domain.delivery import Channel, DeliveryState, PushOutcome, SkipReason
@@ -85,14 +89,15 @@ class ChannelLadder(Notifier):
     def _joined(self, announcement: Announcement) -> int | None:
         """The earlier message whose announcement still stands for this one: announced,
         unread, and not yet taken in by the agent, as its own record says now. An agent
-        without such a record is told of every message."""
+        whose record cannot be read now is told of every message: a receipt that cannot
+        come would hold every later message back."""
         target = announcement.target
         receipts = self._receipts
         if not announcement.untaken or receipts is None:
             return None
-        if not receipts.can_tell(target.coding_agent, target.launch_pad):
-            return None
         taken = receipts.taken(target.coding_agent, target.launch_pad)
+        if taken is None:
+            return None
         waiting = [task for task in announcement.untaken if task not in taken]
         return waiting[-1] if waiting else None
 
@@ -119,7 +124,9 @@ class ClaudeHookChannel(NativeChannel):
 
     The hook wakes an idle session at once and reaches a busy one after its running tool;
     it never interrupts. No hook waits while a turn that began without one runs (the first
-    turn, or one started by typing), so such a message falls back to keystrokes.
+    turn, or one started by typing), so such a message falls back to keystrokes. A member
+    whose hooks never reported anything has them switched off: the channel is not one of
+    its ways in at all.
     """
 
     def __init__(self, pads: LaunchPads, clock: Clock) -> None:
@@ -129,7 +136,7 @@ class ClaudeHookChannel(NativeChannel):
     def offer(self, announcement: Announcement, text: str) -> PushOutcome | None:
         channel = Channel.CLAUDE_HOOK
         pad = _pad_of(self._pads, announcement)
-        if pad is None:  # the Director's own pane, or a member started before channels
+        if pad is None or not pad.events():  # the Director's pane, or no hook ever ran
             return None
         if not pad.mail_waiting():
             return _outcome(
@@ -156,7 +163,8 @@ class OpencodeHttpChannel(NativeChannel):
     The server queues a prompt for a busy session and hands it over at the turn's next
     step, without interrupting it, and never touches what a person is typing in the
     composer. Only the member's own server is asked (another process's server would run
-    the prompt where no TUI shows it).
+    the prompt where no TUI shows it). The session is the one the readiness check saw
+    busy, or else the one found later on that server (`known_session`).
     """
 
     def __init__(self, pads: LaunchPads, profiles: AgentProfiles) -> None:
@@ -169,8 +177,8 @@ class OpencodeHttpChannel(NativeChannel):
         pad = _pad_of(self._pads, announcement)
         if pad is None or http is None:
             return None
-        session = note_of(pad, SESSION_FILE)
-        if not session:
+        session = known_session(pad, http)
+        if session is None:
             return _outcome(announcement, channel, DeliveryState.SKIPPED, SkipReason.NO_SESSION)
         path, body = http.prompt(session, text)
         status = pad.post(path, http.user, body)
@@ -185,6 +193,33 @@ class OpencodeHttpChannel(NativeChannel):
                 announcement, channel, DeliveryState.SKIPPED, SkipReason.refused(status)
             )
         return _outcome(announcement, channel, DeliveryState.SENT)
+
+
+def known_session(pad: LaunchPad, http: HttpFacts) -> str | None:
+    """The member's OpenCode session: kept in the pad, or found now on its own server and
+    kept. Its server lists every session of the project (other members' too), so the one
+    found is the only one started in the member's directory since its spawn whose first
+    prompt is its spawn prompt; None while there is none, or more than one."""
+    kept = note_of(pad, SESSION_FILE)
+    if kept:
+        return kept
+    spawn = SpawnFacts.parse(pad.read(SPAWN_FILE))
+    if spawn is None:  # started before CAFleet kept what finds it
+        return None
+    listing = pad.get(http.sessions_path, http.user)
+    found = [
+        session
+        for session in http.sessions_since(listing, spawn.cwd, spawn.started_at)
+        if http.begun_with(_history(pad, http, session), spawn.prompt)
+    ]
+    if len(found) != 1:
+        return None
+    pad.remember(SESSION_FILE, found[0])
+    return found[0]
+
+
+def _history(pad: LaunchPad, http: HttpFacts, session: str) -> str | None:
+    return pad.get(http.history_path.format(session=session), http.user)
 
 
 def known_thread(pad: LaunchPad, spawn: SpawnFacts, threads: CodexThreads) -> str | None:

@@ -5,7 +5,8 @@ handed over) in the member's event file; OpenCode lists a session's prompts on i
 server, and a prompt counts once a model answer began after it; Codex writes each user turn
 to its transcript. The monitor's tick records what these show as `confirmed_at` in the
 ledger (Claude Code's prompt hook also does, through `cafleet.receipt`), and the delivery
-ladder asks before it announces a message again to an agent that has not taken the last.
+ladder asks before it announces a message again to an agent that has not taken the last
+(a record that cannot be read now, `None`, never holds a message back).
 A receipt for a message still being announced waits for its record (`confirmations`).
 """
 
@@ -14,14 +15,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 
-from cafleet.application.channels import known_transcript, note_of
+from cafleet.application.channels import known_session, known_transcript
 from cafleet.application.confirmations import confirm_taken
 from cafleet.application.ports import CodexThreads, LaunchPads, UnitOfWorkFactory
-from cafleet.domain.agent_profiles import (
-    RECEIPT_EVENTS,
-    SESSION_FILE,
-    AgentProfiles,
-)
+from cafleet.domain.agent_profiles import RECEIPT_EVENTS, AgentProfiles
 from cafleet.domain.agent_status import HookEvent
 from cafleet.domain.placement import CodingAgent, Placement
 
@@ -32,26 +29,27 @@ class ReceiptReader:
         self._profiles = profiles
         self._threads = threads
 
-    def can_tell(self, agent: CodingAgent, launch_pad: str | None) -> bool:
-        """Whether this member's agent keeps a record of what it took in."""
-        return launch_pad is not None and agent is not CodingAgent.CUSTOM
-
-    def taken(self, agent: CodingAgent, launch_pad: str | None) -> dict[int, datetime]:
-        """Task id -> when the agent took that message in, as far as its record tells."""
+    def taken(self, agent: CodingAgent, launch_pad: str | None) -> dict[int, datetime] | None:
+        """Task id -> when the agent took that message in, as its own record tells now;
+        None when there is no record to read now: a custom agent or the Director's pane,
+        hooks that never ran, an OpenCode session not found or a server that does not
+        answer, a Codex conversation not found."""
         pad = None if launch_pad is None else self._pads.reopen(launch_pad)
-        if pad is None or not self.can_tell(agent, launch_pad):
-            return {}
+        if pad is None or agent is CodingAgent.CUSTOM:
+            return None
         profile = self._profiles[agent]
         if profile.uses_hooks:
-            return _named_in(pad.events())
-        http = profile.server
-        session = note_of(pad, SESSION_FILE)
+            events = pad.events()
+            return None if profile.hooks_off(events) else _named_in(events)
+        http = profile.http  # a server not opened answers nothing: no record
         if http is not None:
-            if not session:
-                return {}
-            return http.taken(pad.get(http.messages_path.format(session=session), http.user))
+            session = known_session(pad, http)
+            if session is None:
+                return None
+            listing = pad.get(http.messages_path.format(session=session), http.user)
+            return None if listing is None else http.taken(listing)
         transcript = known_transcript(pad, self._threads)
-        return {} if transcript is None else self._threads.taken(transcript)
+        return None if transcript is None else self._threads.taken(transcript)
 
 
 class ReceiptRecorder:
@@ -68,9 +66,8 @@ class ReceiptRecorder:
         fresh: dict[tuple[int, datetime], list[int]] = {}
         for placement in placements:
             agent = placement.agent_id
-            for task, at in self._reader.taken(
-                placement.coding_agent, placement.launch_pad
-            ).items():
+            taken = self._reader.taken(placement.coding_agent, placement.launch_pad)
+            for task, at in (taken or {}).items():
                 if (agent, task) not in self._confirmed:
                     fresh.setdefault((agent, at), []).append(task)
         if not fresh:

@@ -257,11 +257,17 @@ class MemberSpawner:
         )
         if server and endpoint:
             env[server.password_variable] = endpoint.password
-        # to find its conversation later (its status and receipts), whatever channels are on
-        if Channel.CODEX_QUEUE in profile.possible_channels:
-            home = AgentHomes.from_environ(self._context.caller_env, self._context.home).codex
+        # to find its conversation (Codex) or session (OpenCode) later, for its status,
+        # receipts and channel, whatever channels and readiness rules are on
+        codex = Channel.CODEX_QUEUE in profile.possible_channels
+        if codex or profile.http is not None:
+            homes = AgentHomes.from_environ(self._context.caller_env, self._context.home)
             facts = SpawnFacts(
-                prompt, self._context.cwd, str(home), checked.binary, self._clock.now()
+                prompt,
+                self._context.cwd,
+                str(homes.codex) if codex else "",
+                checked.binary,
+                self._clock.now(),
             )
             pad.write(SPAWN_FILE, facts.text())
         return pad.launcher(argv, env, self._context.cwd)

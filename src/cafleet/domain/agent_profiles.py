@@ -83,6 +83,7 @@ RECEIPT_EVENTS = (PROMPT_TAKEN, MAIL_HANDED)
 SESSION_FILE = "agent-session"  # in the launch pad: the agent's own session id, once known
 TRANSCRIPT_FILE = "agent-transcript"  # in the launch pad: where the agent logs that session
 SPAWN_FILE = "spawn.json"  # in the launch pad: what finds the session later (prompt, cwd)
+SESSION_CLOCK_SLACK_SECONDS = 5.0  # a session found later started at most this much before
 OPENCODE_AGENT = "cafleet"  # the preset `cafleet setup skill --agent opencode` writes
 WAITER_EVENTS = ("UserPromptSubmit", "Stop")
 MAIL_WAIT_SECONDS = 86400  # how long a waiting Stop hook may live (Claude's hook timeout)
@@ -174,6 +175,9 @@ class HttpFacts:
     permission_path: str  # answers a JSON list of the permission requests awaiting a person
     # `{session}` is replaced; answers the session's newest messages, oldest first
     messages_path: str = "/session/{session}/message?limit=40"
+    # answers the sessions of the server's project that no other session started
+    sessions_path: str = "/session?roots=true"
+    history_path: str = "/session/{session}/message"  # all its messages, oldest first
     # `{session}` is replaced; runs a shell command in the session (what the TUI's own shell
     # mode does), answering when it ends, or `busy_status` at once while a turn runs
     shell_path: str | None = None
@@ -202,6 +206,35 @@ class HttpFacts:
                     taken.setdefault(task, datetime.fromtimestamp(created / 1000, UTC))
                 prompts = [(at, tasks) for at, tasks in prompts if at > created]
         return taken
+
+    @staticmethod
+    def sessions_since(answer: str | None, directory: str, since: datetime) -> tuple[str, ...]:
+        """The sessions a listing shows started in `directory` at or after `since`, oldest
+        first (the server lists every session of its project, other processes' too)."""
+        try:
+            listed = json.loads(answer) if answer else []
+        except ValueError:
+            return ()
+        found = []
+        for entry in listed if isinstance(listed, list) else []:
+            info = entry if isinstance(entry, dict) else {}
+            times = info.get("time")
+            created = times.get("created") if isinstance(times, dict) else None
+            if (
+                info.get("directory") == directory
+                and isinstance(info.get("id"), str)
+                and isinstance(created, int | float)
+                and created >= (since.timestamp() - SESSION_CLOCK_SLACK_SECONDS) * 1000
+            ):
+                found.append((float(created), str(info["id"])))
+        return tuple(session for _, session in sorted(found))
+
+    @staticmethod
+    def begun_with(answer: str | None, prompt: str) -> bool:
+        """Whether a session's history (all its messages) begins with a user message that
+        carries `prompt` (its text, and whatever parts OpenCode adds to it)."""
+        users = [text for role, _, text in _session_messages(answer) if role == "user"]
+        return bool(users) and users[0].strip().startswith(prompt.strip())
 
     def prompt_taken(self, answer: str | None) -> bool:
         return bool(self.busy_sessions(answer))
@@ -376,6 +409,13 @@ class AgentProfile:
         """Whether the screen shows a turn during which the agent drops a shell command."""
         return _sign_at_bottom(self.shell_busy_signs, screen, "", TYPING_DIALOG_ROWS) is not None
 
+    def hooks_off(self, events: Sequence[HookEvent]) -> bool:
+        """Whether this agent's hooks report nothing for the member (Claude Code's
+        `disableAllHooks`): it would use them, yet not one event came, not even the one
+        its `SessionStart` hook records at once when it starts. Then no hook waits for mail
+        and nothing records what it took in."""
+        return self.uses_hooks and not events
+
     def status_from_events(self, events: Sequence[HookEvent]) -> StatusReport | None:
         """The status the latest telling hook event gives, or None when none tells."""
         for event in reversed(events):
@@ -420,7 +460,7 @@ class SpawnFacts:
 
     prompt: str
     cwd: str
-    home: str  # the agent's configuration home, as the member saw it
+    home: str  # Codex's configuration home, as the member saw it ("" for OpenCode)
     binary: str
     started_at: datetime
 

@@ -51,6 +51,7 @@ class HookEvent:
 class StatusReport:
     status: AgentStatus
     since: datetime | None = None
+    note: str | None = None  # why nothing tells, where that is known (`hooks off`)
 
     @staticmethod
     def unknown() -> StatusReport:

@@ -140,7 +140,8 @@ def test_the_pane_and_the_launcher_come_before_what_the_agent_said(rig: Rig) -> 
 
 
 def test_a_member_without_a_pad_is_unknown(rig: Rig) -> None:
-    placement, _ = rig.member(CodingAgent.CLAUDE)
+    placement, pad = rig.member(CodingAgent.CLAUDE)
+    pad.reported = [HookEvent("session", at(1))]
     gone = Placement(3, 1, Multiplexer.TMUX, "main", "@0", "%1", CodingAgent.CLAUDE, START,
                      ready_at=START)  # fmt: skip
 

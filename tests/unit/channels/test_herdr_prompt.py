@@ -86,6 +86,7 @@ def test_the_agents_own_channel_comes_first_then_herdr_then_keys(rig: Rig) -> No
     pane = rig.pane()
     pane.detected = "claude"
     pad = rig.pads.prepare(1, 3)  # no hook waits: the agent is in a turn
+    pad.reported.append("session")  # its hooks run
 
     outcome = rig.ladder().announce(rig.announcement(pane, pad=pad))
 

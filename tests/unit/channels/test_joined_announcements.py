@@ -20,20 +20,13 @@ from cafleet.domain.agent_profiles import (
     ProfileOverrides,
 )
 from cafleet.domain.agent_status import HookEvent
-from cafleet.domain.delivery import Channel, DeliveryState, PushOutcome, describe_skip
+from cafleet.domain.delivery import DeliveryState, PushOutcome, describe_skip
 from cafleet.domain.placement import CodingAgent, Multiplexer
+
+from .keys import Typed
 
 START = datetime(2026, 1, 1, 8, 0, tzinfo=UTC)
 KEYS_ONLY = AgentProfiles.resolved({agent: ProfileOverrides(channels=()) for agent in CodingAgent})
-
-
-class Typed:
-    def __init__(self) -> None:
-        self.texts: list[str] = []
-
-    def offer(self, announcement: Announcement, text: str) -> PushOutcome:
-        self.texts.append(text)
-        return PushOutcome.sent("tmux", announcement.target.pane_id, channel=Channel.KEYS)
 
 
 class Rig:

@@ -59,6 +59,12 @@ class Rig:
     def pad(self, agent_id: int = 3) -> FakeLaunchPad:
         return self.pads.prepare(1, agent_id)
 
+    def claude_pad(self) -> FakeLaunchPad:
+        """A Claude Code member whose hooks run: its SessionStart hook reported at start."""
+        pad = self.pad()
+        pad.reported.append("session")
+        return pad
+
     def announcement(
         self, coding_agent: CodingAgent, pad: FakeLaunchPad | None, text: str = "hello"
     ) -> Announcement:
@@ -78,7 +84,7 @@ def rig() -> Rig:
 
 
 def test_a_waiting_claude_hook_takes_the_message_and_nothing_is_typed(rig: Rig) -> None:
-    pad = rig.pad()
+    pad = rig.claude_pad()
     pad.waiter = True
 
     outcome = rig.ladder().announce(rig.announcement(CodingAgent.CLAUDE, pad))
@@ -94,7 +100,7 @@ def test_a_waiting_claude_hook_takes_the_message_and_nothing_is_typed(rig: Rig) 
 def test_without_a_waiting_hook_the_message_is_typed_and_both_attempts_are_kept(
     rig: Rig,
 ) -> None:
-    pad = rig.pad()  # the agent is in a turn that began without a hook waiting
+    pad = rig.claude_pad()  # the agent is in a turn that began without a hook waiting
 
     outcome = rig.ladder().announce(rig.announcement(CodingAgent.CLAUDE, pad))
 
@@ -107,7 +113,7 @@ def test_without_a_waiting_hook_the_message_is_typed_and_both_attempts_are_kept(
 
 
 def test_a_message_the_hook_does_not_take_in_time_is_withdrawn_then_typed(rig: Rig) -> None:
-    pad = rig.pad()
+    pad = rig.claude_pad()
     pad.waiter, pad.takes_at = True, None  # the hook waits but never takes it
 
     outcome = rig.ladder().announce(rig.announcement(CodingAgent.CLAUDE, pad))
@@ -122,7 +128,7 @@ def test_a_message_the_hook_does_not_take_in_time_is_withdrawn_then_typed(rig: R
 
 
 def test_a_message_taken_while_being_withdrawn_counts_as_taken_once(rig: Rig) -> None:
-    pad = rig.pad()
+    pad = rig.claude_pad()
     pad.waiter, pad.takes_at = True, None
     original = pad.withdraw_mail
 
@@ -148,7 +154,7 @@ def test_a_member_without_a_launch_pad_is_typed_into_with_no_hook_attempt(rig: R
 
 def test_the_hook_channel_switched_off_goes_straight_to_keys(rig: Rig) -> None:
     rig.profiles = AgentProfiles.resolved({CodingAgent.CLAUDE: ProfileOverrides(channels=())})
-    pad = rig.pad()
+    pad = rig.claude_pad()
     pad.waiter = True
 
     outcome = rig.ladder().announce(rig.announcement(CodingAgent.CLAUDE, pad))

@@ -52,7 +52,8 @@ def test_the_roster_carries_each_members_status_as_member_list_reads_it(
     since = hook(clock, pad, "prompt")
     asking, other = member("asking", "%2")
     asked = hook(clock, other, "waiting:permission_prompt")
-    silent, _ = member("silent", "%3")
+    silent, quiet = member("silent", "%3")
+    hook(clock, quiet, "session")  # its hooks run; none told a status yet
     gone, _ = member("gone", "%4")
     fleets.server(alpha).kill("%4")
 

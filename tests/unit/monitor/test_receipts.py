@@ -107,13 +107,13 @@ def test_a_codex_member_whose_conversation_is_not_known_yet_is_found_for_its_rec
     pad.files[SPAWN_FILE] = SpawnFacts("Go.", "/work", "/codex", "/bin/codex", T0).text()
     reader = ReceiptReader(pads, AgentProfiles(), threads)
 
-    assert reader.taken(CodingAgent.CODEX, pad.location) == {}  # no conversation yet
+    assert reader.taken(CodingAgent.CODEX, pad.location) is None  # no conversation yet
     threads.add("/codex", "/work", "Go.", AgentThread("t-1", "/codex/rollout-t-1.jsonl"))
     threads.took["/codex/rollout-t-1.jsonl"] = {4: T0}
 
     assert reader.taken(CodingAgent.CODEX, pad.location) == {4: T0}
     assert pad.files[TRANSCRIPT_FILE] == "/codex/rollout-t-1.jsonl"
-    assert reader.taken(CodingAgent.CUSTOM, pad.location) == {}
+    assert reader.taken(CodingAgent.CUSTOM, pad.location) is None  # keeps no record
 
 
 def test_a_receipt_for_a_message_still_being_announced_is_written_at_a_later_tick(

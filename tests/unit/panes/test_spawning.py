@@ -392,6 +392,20 @@ def test_an_opencode_member_s_server_gets_a_password_in_its_environment(
     assert pad.argv[pad.argv.index("--port") + 1] == str(pad.served.port)
 
 
+def test_an_opencode_member_keeps_what_finds_its_session_later(
+    rig: PaneRig, spawning: Spawning
+) -> None:
+    """Whatever readiness rule decides, the pad keeps what finds its session on its server."""
+    rig.ready_rules = {"opencode": (ReadyRule.WAIT,)}
+
+    created = spawning.create(coding_agent=CodingAgent.OPENCODE, prompt="Go.")
+
+    files = rig.pad(created.agent.agent_id).files
+    assert SpawnFacts.parse(files.get(SPAWN_FILE)) == SpawnFacts(
+        "Go.", "/fake/project", "", "/fake/bin/opencode", START
+    )
+
+
 @pytest.mark.parametrize("coding_agent", [CodingAgent.CLAUDE, CodingAgent.CODEX])
 def test_other_members_get_no_server(
     rig: PaneRig, spawning: Spawning, coding_agent: CodingAgent

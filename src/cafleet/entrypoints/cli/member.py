@@ -59,6 +59,7 @@ def member_json(view: MemberView, *, with_kind: bool = False) -> dict[str, Any]:
     told = view.agent_status
     body["agent_status"] = None if told is None else told.status.value
     body["agent_status_since"] = None if told is None else iso(told.since)
+    body["agent_status_note"] = None if told is None else told.note  # e.g. `hooks off`
     return body
 
 
@@ -69,6 +70,8 @@ def agent_word(view: MemberView, now: datetime) -> str:
     told = view.agent_status
     if told is None:
         return "-"
+    if told.note is not None:
+        return f"{told.status.value} ({told.note})"
     if told.since is None:
         return told.status.value
     return f"{told.status.value} {humanize(now - told.since)}"
