@@ -3,10 +3,13 @@ itself, checked with raw tmux commands that bypass the driver."""
 
 from __future__ import annotations
 
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from cafleet.adapters.tmux import driver as tmux_driver
 from cafleet.domain.panes import PaneGone
 
 from .backends import TmuxBackend
@@ -74,3 +77,74 @@ def test_claim_marks_the_pane_with_an_option_and_keeps_a_mark_already_there(
     assert kept.endswith(".set-by-an-earlier-claim")
     server = tmux.raw("display-message", "-p", "-t", fresh, "#{pid}.#{start_time}.#{pane_pid}")
     assert claimed == f"{server}.{shown}"
+
+
+# --------------------------------------------------------------------------- foregrounds
+# A process in a tool sandbox (its own pid namespace and /proc) cannot read the panes'
+# processes: the tmux server reads their command lines for it. Here this process's /proc is
+# made to "not show" the panes, which sends the driver down that road on the real server.
+
+
+def in_front(tmux: TmuxBackend, argv: list[str]) -> str:
+    pane = tmux.raw(
+        "new-window", "-d", "-P", "-F", "#{pane_id}", "-c", str(tmux.workdir), "--", *argv
+    )
+    deadline = time.monotonic() + 10
+    while tmux.raw("display-message", "-p", "-t", pane, "#{pane_current_command}") != (
+        Path(argv[0]).name
+    ):
+        assert time.monotonic() < deadline, argv
+        time.sleep(0.05)
+    return pane
+
+
+@pytest.fixture
+def runtimes(tmux: TmuxBackend) -> dict[str, str]:
+    script = tmux.workdir / "agent.py"
+    script.write_text("import time\ntime.sleep(60)\n")
+    return {
+        "repl": in_front(tmux, [sys.executable, "-i", "-q"]),
+        "script": in_front(tmux, [sys.executable, str(script), "--flag", "two words"]),
+        "other": in_front(tmux, ["sleep", "60"]),
+    }
+
+
+def test_a_runtimes_command_line_read_on_the_servers_side_is_what_proc_shows(
+    tmux: TmuxBackend, runtimes: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    here = tmux.tmux_driver.panes_of(list(runtimes.values()))
+    monkeypatch.setattr(tmux_driver, "shows_terminal", lambda _pid, _tty: False)
+
+    there = tmux.tmux_driver.panes_of(list(runtimes.values()))
+
+    argv = {name: (there[pane].argv if there[pane] else "gone") for name, pane in runtimes.items()}
+    assert argv == {
+        "repl": (sys.executable, "-i", "-q"),
+        "script": (sys.executable, str(tmux.workdir / "agent.py"), "--flag", "two words"),
+        "other": None,  # not a runtime: its name says it all
+    }
+    assert there == here
+    assert tmux.tmux_driver.pane(runtimes["repl"]) == here[runtimes["repl"]]
+    # run-shell showed nothing in any pane and left no buffer behind
+    assert set(tmux.raw("list-panes", "-a", "-F", "#{pane_in_mode}").split()) == {"0"}
+    assert tmux.raw("list-buffers", "-F", "#{buffer_name}") == ""
+
+
+def test_where_this_proc_shows_the_panes_the_server_is_not_asked(
+    tmux: TmuxBackend, runtimes: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def never(_pids: object) -> object:
+        raise AssertionError("the server was asked")
+
+    monkeypatch.setattr(tmux.tmux_driver, "_foregrounds_on_server", never)
+
+    infos = tmux.tmux_driver.panes_of(list(runtimes.values()))
+
+    assert infos[runtimes["repl"]] is not None and infos[runtimes["repl"]].argv is not None
+
+
+def test_what_the_server_cannot_read_is_not_told(tmux: TmuxBackend) -> None:
+    gone = 2**22 + 11  # above the largest pid Linux hands out
+
+    assert tmux.tmux_driver._foregrounds_on_server([gone]) == {gone: None}
+    assert set(tmux.raw("list-panes", "-a", "-F", "#{pane_in_mode}").split()) == {"0"}

@@ -20,10 +20,11 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 
-from cafleet.adapters.foreground import foreground_argv
+from cafleet.adapters.foreground import foreground_argv, shows_terminal
+from cafleet.adapters.tmux.server_reads import parsed, read_command
 from cafleet.application.ports import PaneBatches, PaneDriver, PaneLabels, Typing
 from cafleet.domain.errors import CafleetError, Unavailable
-from cafleet.domain.panes import Key, PaneGone, PaneInfo, PromptAnswer
+from cafleet.domain.panes import Key, PaneGone, PaneInfo, PromptAnswer, is_runtime
 from cafleet.domain.placement import Multiplexer, PaneLocation
 
 TIMEOUT_SECONDS = 5
@@ -38,7 +39,7 @@ TITLE_OPTION = "@cafleet-title"  # a pane option: unlike the pane title, no prog
 BORDER_FORMAT = f"#{{?{TITLE_OPTION}, #{{{TITLE_OPTION}}} ,#{{pane_title}}}}"
 PANE_FORMAT = (  # the title last: it is the one field that may hold anything but a tab
     f"#{{pane_id}}\t#{{pane_dead}}\t#{{pane_current_command}}\t#{{pane_pid}}\t{IDENTITY_FORMAT}"
-    f"\t#{{{TITLE_OPTION}}}"
+    f"\t#{{pane_tty}}\t#{{{TITLE_OPTION}}}"
 )
 KEY_NAMES = {Key.ENTER: "Enter", Key.ESCAPE: "Escape"}
 _GONE_SIGNS = ("can't find pane", "no such pane", "can't find window")
@@ -115,20 +116,48 @@ class TmuxPaneDriver(PaneDriver, PaneBatches, PaneLabels):
             listing = self._run("list-panes", "-t", pane_id, "-F", PANE_FORMAT)
         except PaneGone:
             return None
-        for info, pid in _pane_rows(listing):
-            if info.pane_id == pane_id:
-                argv = None if info.dead else foreground_argv(pid)
-                return replace(info, argv=argv)
-        return None
+        rows = [row for row in _pane_rows(listing) if row[0].pane_id == pane_id]
+        return next(iter(self._with_foregrounds(rows)), None)
 
     def panes_of(self, pane_ids: Sequence[str]) -> dict[str, PaneInfo | None]:
         wanted = set(pane_ids)
-        found = {
-            info.pane_id: replace(info, argv=None if info.dead else foreground_argv(pid))
-            for info, pid in _pane_rows(self._run("list-panes", "-a", "-F", PANE_FORMAT))
-            if info.pane_id in wanted
-        }
+        listing = self._run("list-panes", "-a", "-F", PANE_FORMAT)
+        rows = [row for row in _pane_rows(listing) if row[0].pane_id in wanted]
+        found = {info.pane_id: info for info in self._with_foregrounds(rows)}
         return {pane: found.get(pane) for pane in pane_ids}
+
+    def _with_foregrounds(self, rows: Sequence[tuple[PaneInfo, int, str]]) -> list[PaneInfo]:
+        """The panes, each with the argv of the runtime in front of it (node, python...: the
+        agent check must see what it runs; any other program is told by its name). Read from
+        this process's /proc where it shows the pane's process, else on the tmux server's
+        side (this process runs in another pid namespace, a tool sandbox), one call for all."""
+        argvs: dict[str, tuple[str, ...] | None] = {}
+        elsewhere: dict[str, int] = {}
+        for info, pid, terminal in rows:
+            if info.dead or not is_runtime(info.command):
+                continue
+            if shows_terminal(pid, terminal):
+                argvs[info.pane_id] = foreground_argv(pid)
+            elif pid > 0:
+                elsewhere[info.pane_id] = pid
+        if elsewhere:
+            read = self._foregrounds_on_server(sorted(set(elsewhere.values())))
+            argvs.update({pane: read.get(pid) for pane, pid in elsewhere.items()})
+        return [replace(info, argv=argvs.get(info.pane_id)) for info, _, _ in rows]
+
+    def _foregrounds_on_server(self, pids: Sequence[int]) -> dict[int, tuple[str, ...] | None]:
+        """Each pane process's foreground argv as the server reads it (see server_reads);
+        {} when it cannot (then none counts as the agent)."""
+        buffer = f"cafleet-{uuid.uuid4().hex}"
+        try:
+            command = read_command(pids, self._tmux(), buffer)
+            code, answer, _ = self._call(
+                ["run-shell", command, ";", "show-buffer", "-b", buffer, ";",
+                 "delete-buffer", "-b", buffer]
+            )  # fmt: skip
+        except Unavailable:
+            return {}
+        return parsed(answer) if code == 0 else {}
 
     def captures(self, pane_ids: Sequence[str], lines: int) -> dict[str, str | CafleetError]:
         done, failed = self._chained(
@@ -279,11 +308,14 @@ class TmuxPaneDriver(PaneDriver, PaneBatches, PaneLabels):
         pane = args[args.index("-t") + 1] if "-t" in args else "?"
         raise self._error(subcommand, stderr, code, pane)
 
-    def _call(self, args: Sequence[str], stdin: str | None = None) -> tuple[int, str, str]:
+    def _tmux(self) -> str:
         binary = self._binary or shutil.which("tmux")
         if binary is None:
             raise Unavailable("tmux binary not found on PATH")
-        argv = [binary, *self._server_args(), *args]
+        return binary
+
+    def _call(self, args: Sequence[str], stdin: str | None = None) -> tuple[int, str, str]:
+        argv = [self._tmux(), *self._server_args(), *args]
         try:
             done = subprocess.run(
                 argv,
@@ -375,15 +407,16 @@ def _marked(stdout: str, token: str) -> list[str]:
     return outputs
 
 
-def _pane_rows(listing: str) -> Iterator[tuple[PaneInfo, int]]:
-    """Each listed pane with the pid of its first process (0 when not reported)."""
+def _pane_rows(listing: str) -> Iterator[tuple[PaneInfo, int, str]]:
+    """Each listed pane with the pid of its first process (0 when not reported) and its
+    terminal."""
     for line in listing.splitlines():
-        fields = [*line.split("\t", 5), "", "", "", "", ""]
-        pane_id, dead, command, pid, identity, title = fields[:6]
+        fields = [*line.split("\t", 6), "", "", "", "", "", ""]
+        pane_id, dead, command, pid, identity, terminal, title = fields[:7]
         if pane_id:
             info = PaneInfo(pane_id, dead == "1", command, identity=identity, title=title or None)
-            yield info, int(pid) if pid.isdigit() else 0
+            yield info, int(pid) if pid.isdigit() else 0, terminal
 
 
 def _parse_panes(listing: str) -> dict[str, PaneInfo]:
-    return {info.pane_id: info for info, _ in _pane_rows(listing)}
+    return {info.pane_id: info for info, _, _ in _pane_rows(listing)}
