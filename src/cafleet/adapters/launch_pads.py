@@ -193,8 +193,13 @@ class DirectoryLaunchPad(LaunchPad):
 
 class RuntimeLaunchPads(LaunchPads):
     def __init__(self, runtime: Path, python: str | None = None) -> None:
+        self._runtime = runtime
         self._root = runtime / "members"
         self._python = python or sys.executable
+
+    @property
+    def runtime(self) -> str:
+        return str(self._runtime)
 
     def prepare(self, fleet_id: int, agent_id: int) -> DirectoryLaunchPad:
         directory = self._root / f"{fleet_id}-{agent_id}-{uuid.uuid4().hex[:12]}"

@@ -26,7 +26,7 @@ def runtime_directory(env: Mapping[str, str]) -> Path:
     only while it (and $XDG_RUNTIME_DIR) is a directory of this user's that nobody else can
     enter. Anything else is refused with one line naming the path (Unavailable)."""
     base = env.get("XDG_RUNTIME_DIR")
-    path = Path(base, "cafleet") if base else Path(_temp_directory(), f"cafleet-{os.getuid()}")
+    path = runtime_path(env)
     try:
         if base:
             private_directory(base)  # what XDG asks of it: the user's, mode 0700
@@ -37,6 +37,12 @@ def runtime_directory(env: Mapping[str, str]) -> Path:
         raise Unavailable(
             f"cannot create the runtime directory {path}: {exc.strerror or exc}"
         ) from None
+
+
+def runtime_path(env: Mapping[str, str]) -> Path:
+    """Where the runtime directory is (not created, not checked)."""
+    base = env.get("XDG_RUNTIME_DIR")
+    return Path(base, "cafleet") if base else Path(_temp_directory(), f"cafleet-{os.getuid()}")
 
 
 def _temp_directory() -> str:

@@ -455,6 +455,12 @@ class LaunchPad(Protocol):
 
 
 class LaunchPads(Protocol):
+    @property
+    def runtime(self) -> str:
+        """The directory the pads live in, beside the send locks: a member whose tools run
+        in a sandbox must be able to write there to message and spawn."""
+        ...
+
     def prepare(self, fleet_id: int, agent_id: int) -> LaunchPad: ...
     def reopen(self, location: str) -> LaunchPad | None:
         """The pad of a running member, or None when it is gone."""

@@ -241,6 +241,7 @@ class MemberSpawner:
             identity=identity,
             profile=profile,
             database_dir=self._context.database_dir,
+            runtime_dir=self._pads.runtime,
             git_dirs=self._context.git_dirs,
             hook_settings=pad.write("agent-settings.json", settings) if settings else None,
             http_port=endpoint.port if endpoint else None,

@@ -99,6 +99,7 @@ class LaunchContext:
     model: str | None = None
     http_port: int | None = None  # the agent's own server, where the profile has one
     database_dir: str | None = None  # must stay writable from the agent's tool sandbox
+    runtime_dir: str | None = None  # CAFleet's runtime directory: the same
     # the working directory's git directories, which a sandbox keeps read-only unless told
     git_dirs: tuple[str, ...] = ()
     hook_settings: str | None = None  # a file the profile's hook settings were written to
@@ -512,10 +513,14 @@ def _codex_argv(launch: LaunchContext) -> list[str]:
     # --no-daemon: a shared app-server would run every member's tools with the environment of
     # whichever member started it, and outlive them all. allow_login_shell=false keeps the
     # member's PATH (a login shell resets it). The sandbox must reach the multiplexer's Unix
-    # socket (network_access) and write the database's directory, and the repository's git
-    # directories, which workspace-write keeps read-only (else no `git commit`).
-    # The user's own approval or sandbox flag replaces CAFleet's (codex refuses a flag twice).
-    added = [path for path in (launch.database_dir, *launch.git_dirs) if path]
+    # socket (network_access) and write the database's directory, the runtime directory
+    # (send locks, launch pads, mailboxes; `$XDG_RUNTIME_DIR` is not among Codex's own) and
+    # the repository's git directories, which workspace-write keeps read-only (else no
+    # `git commit`). The user's own approval or sandbox flag replaces CAFleet's (codex
+    # refuses a flag twice).
+    added = dict.fromkeys(
+        path for path in (launch.database_dir, launch.runtime_dir, *launch.git_dirs) if path
+    )
     writable = [word for path in added for word in ("--add-dir", path)]
     return [
         launch.binary,

@@ -351,6 +351,7 @@ def test_doctor_shows_what_runs_for_each_agent(installed):
     bin_dir = fake_agents(installed, "claude", "codex")
     claude, codex = str(bin_dir / "claude"), str(bin_dir / "codex")
     database_dir = str(installed.db_path.parent)
+    runtime_dir = f"{installed.env['XDG_RUNTIME_DIR']}/cafleet"
 
     result = installed.run("doctor", env={"PATH": str(bin_dir)})
 
@@ -366,7 +367,7 @@ def test_doctor_shows_what_runs_for_each_agent(installed):
         f"  codex: {codex}",
         f"    runs:     {codex} --no-daemon --ask-for-approval never --sandbox workspace-write"
         " -c allow_login_shell=false -c sandbox_workspace_write.network_access=true"
-        f" --add-dir {database_dir} -- '<prompt>'",
+        f" --add-dir {database_dir} --add-dir {runtime_dir} -- '<prompt>'",
         "    ready by: screen, wait",
         "    delivers: codex-queue, then herdr-prompt (on herdr), then keys",
         "    in front: codex, node",

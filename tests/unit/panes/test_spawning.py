@@ -324,7 +324,9 @@ def test_claude_without_the_hook_rule_or_channel_gets_no_hook_settings(
 def test_a_codex_member_gets_the_codex_command_line(rig: PaneRig, spawning: Spawning) -> None:
     created = spawning.create(coding_agent=CodingAgent.CODEX, prompt="Go.")
 
-    assert rig.driver.spawned[0].argv == ("/fake/bin/codex", *CODEX_HEAD, "--", "Go.")
+    assert rig.driver.spawned[0].argv == (
+        "/fake/bin/codex", *CODEX_HEAD, "--add-dir", "/fake/runtime", "--", "Go."
+    )  # fmt: skip
     assert created.placement.coding_agent is CodingAgent.CODEX
     files = rig.pad(created.agent.agent_id).files
     assert set(files) == {SPAWN_FILE}  # no hook settings; what finds its conversation later
@@ -343,14 +345,16 @@ def test_a_codex_member_with_its_queue_channel_off_still_keeps_what_finds_its_co
     assert set(rig.pad(created.agent.agent_id).files) == {SPAWN_FILE}
 
 
-def test_a_codex_member_may_write_the_database_directory(rig: PaneRig) -> None:
+def test_a_codex_member_may_write_the_database_and_runtime_directories(rig: PaneRig) -> None:
+    """Its tools run `cafleet` in Codex's sandbox: the store, the send locks and the other
+    members' pads must be writable there."""
     spawning = Spawning(rig, database_dir="/fake/data")
 
     spawning.create(coding_agent=CodingAgent.CODEX, model="gpt-5", prompt="Go.")
 
     assert rig.driver.spawned[0].argv == (
-        "/fake/bin/codex", *CODEX_HEAD, "--add-dir", "/fake/data", "--model", "gpt-5", "--",
-        "Go.",
+        "/fake/bin/codex", *CODEX_HEAD, "--add-dir", "/fake/data", "--add-dir", "/fake/runtime",
+        "--model", "gpt-5", "--", "Go.",
     )  # fmt: skip
 
 
@@ -362,8 +366,8 @@ def test_a_codex_member_may_write_the_git_directories_of_its_repository(rig: Pan
 
     codex, claude = (call.argv for call in rig.driver.spawned)
     assert codex == (
-        "/fake/bin/codex", *CODEX_HEAD, "--add-dir", "/fake/data", "--add-dir", f"{CWD}/.git",
-        "--", "Go.",
+        "/fake/bin/codex", *CODEX_HEAD, "--add-dir", "/fake/data", "--add-dir", "/fake/runtime",
+        "--add-dir", f"{CWD}/.git", "--", "Go.",
     )  # fmt: skip
     assert "--add-dir" not in claude  # its git runs unsandboxed; its floor allows commits
 

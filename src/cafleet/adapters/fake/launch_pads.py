@@ -111,6 +111,8 @@ class FakeLaunchPad(LaunchPad):
 
 
 class FakeLaunchPads(LaunchPads):
+    runtime = "/fake/runtime"
+
     def __init__(self) -> None:
         self.pads: list[FakeLaunchPad] = []
 

@@ -162,6 +162,7 @@ def _skills(components: Components) -> dict[str, Any]:
 def _agents(components: Components) -> list[dict[str, Any]]:
     """Each coding agent's resolved profile (with the user's overrides) and its binary."""
     from cafleet.adapters.git_dirs import git_directories
+    from cafleet.adapters.pane_locks import runtime_path
     from cafleet.adapters.programs import SystemPrograms
     from cafleet.domain.coding_agents import LaunchSpec, SpawnIdentity
     from cafleet.domain.placement import CodingAgent
@@ -181,6 +182,7 @@ def _agents(components: Components) -> list[dict[str, Any]]:
             identity=SpawnIdentity(0, 0, 0),
             profile=profile,
             database_dir=str(database.absolute().parent) if database else None,
+            runtime_dir=str(runtime_path(components.env)),
             git_dirs=git_dirs,
             hook_settings="<hook settings>" if profile.uses_hooks else None,
             http_port=0 if profile.server else None,
