@@ -252,6 +252,7 @@ class Components:
         )
 
     def monitoring(self) -> MonitorService:
+        from cafleet.adapters.loop_marks import store_loop_marks
         from cafleet.adapters.process import SystemProcess
         from cafleet.application.monitoring import MonitorService
         from cafleet.application.receipts import ReceiptReader
@@ -265,6 +266,7 @@ class Components:
             self.settings.monitor_stall_interval,
             self.agent_statuses,
             ReceiptReader(self.launch_pads, self.settings.profiles, self.codex_threads),
+            marks=store_loop_marks(self.env, self.settings.store_name),
         )
 
     def skills(self) -> SkillsService:

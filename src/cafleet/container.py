@@ -21,6 +21,7 @@ from cafleet.adapters.fake.store import MemoryStore
 from cafleet.adapters.herdr.feed import HerdrStateFeeds
 from cafleet.adapters.launch_pads import RuntimeLaunchPads
 from cafleet.adapters.locator import EnvironmentPaneLocator
+from cafleet.adapters.loop_marks import store_loop_marks
 from cafleet.adapters.notify.pane import PaneNotifier
 from cafleet.adapters.pane_locks import FileLocks, runtime_directory
 from cafleet.adapters.process import SystemProcess
@@ -111,6 +112,7 @@ class Container(containers.DeclarativeContainer):
         MemberRemoval, uow, clock, pane_drivers, teardown, relay_client
     )
     process = providers.Singleton(SystemProcess, environ)
+    loop_marks = providers.Singleton(store_loop_marks, environ, settings.provided.store_name)
     # herdr's pushed agent states: only the monitor loop asks for them (`monitor(feeds=...)`)
     state_feeds = providers.Singleton(HerdrStateFeeds, environ)
     drains = providers.Singleton(DrainProcess, environ)  # the monitor's, for stranded queues
@@ -129,6 +131,7 @@ class Container(containers.DeclarativeContainer):
         relay=relay_client,
         titles=pane_titles,
         locks=pane_locks,
+        marks=loop_marks,
     )
     messaging = providers.Factory(
         MessagingService,
@@ -149,9 +152,7 @@ class Container(containers.DeclarativeContainer):
         pane_drivers,
         agent_statuses,
     )
-    admin = providers.Factory(
-        AdminService, uow, clock, process, fleets, messaging, monitor, members
-    )
+    admin = providers.Factory(AdminService, uow, clock, fleets, messaging, monitor, members)
     # the admin server's live panes: one capture per tick per watched pane, for every page
     pane_watch = providers.Singleton(PaneWatch, providers.Callable(screens_of, member_panes), clock)
 
@@ -180,4 +181,5 @@ def build_fake_container(settings: Settings | None = None) -> Container:
     container.pane_locks.override(providers.Singleton(ThreadLocks))
     container.locator.override(providers.Singleton(FakePaneLocator))
     container.drains.override(providers.Singleton(RecordingDrains))
+    container.loop_marks.override(providers.Object(None))  # pids are probed (FakeProcess)
     return container

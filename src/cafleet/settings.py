@@ -95,6 +95,13 @@ class Settings:
     def on_postgres(self) -> bool:
         return is_postgres_url(self.database_url)
 
+    @property
+    def store_name(self) -> str:
+        """The store as every process of this host names it: a SQLite file by its absolute
+        path, any other store by its URL."""
+        path = self.database_path
+        return str(path.absolute()) if path else self.database_url
+
     def require_database_path(self) -> Path:
         if self.database_path is None:
             raise Invalid("database URL has no file path")

@@ -33,7 +33,7 @@ from cafleet.application.lookups import answered_message
 from cafleet.application.members import MemberService, MemberView
 from cafleet.application.messaging import MessagingService
 from cafleet.application.monitoring import MonitorService
-from cafleet.application.ports import Clock, ProcessIdentity, UnitOfWork, UnitOfWorkFactory
+from cafleet.application.ports import Clock, UnitOfWork, UnitOfWorkFactory
 from cafleet.application.search import SearchService
 from cafleet.domain.agent import Agent
 from cafleet.domain.agent_status import StatusReport
@@ -69,7 +69,6 @@ class AdminService:
         self,
         uow: UnitOfWorkFactory,
         clock: Clock,
-        process: ProcessIdentity,
         fleets: FleetService,
         messaging: MessagingService,
         monitoring: MonitorService,
@@ -80,7 +79,6 @@ class AdminService:
         self._uow = uow
         self._search = search or SearchService(uow)
         self._clock = clock
-        self._process = process
         self._fleets = fleets
         self._messaging = messaging
         self._monitoring = monitoring
@@ -289,11 +287,8 @@ class AdminService:
         )
 
     def _judged(self, runtime: MonitorRuntime | None) -> RuntimeView:
-        now = self._clock.now()
-        running = runtime is not None and runtime.is_live(
-            now, self._process.host(), self._process.alive
-        )
-        return RuntimeView(runtime, running, now)
+        seen, running = self._monitoring.judged(runtime)
+        return RuntimeView(seen, running, self._clock.now())
 
 
 def _fleet(uow: UnitOfWork, fleet_id: int, *, writable: bool = False) -> Fleet:

@@ -22,11 +22,13 @@ from cafleet.application.background import Background
 from cafleet.application.delivery_queue import queue_key
 from cafleet.application.keystrokes import Keystrokes, KeystrokeSender
 from cafleet.application.lookups import active_agent, refuse_deleted_fleet
+from cafleet.application.monitor_slot import MonitorSlot, existing_fleet, live_fleet
 from cafleet.application.pane_titles import PaneTitles
 from cafleet.application.ports import (
     AgentStateFeeds,
     AgentStates,
     Clock,
+    LoopMarks,
     PaneDrivers,
     PaneLocks,
     PanePresentation,
@@ -40,7 +42,7 @@ from cafleet.application.receipts import ReceiptReader, ReceiptRecorder
 from cafleet.application.relay import RelayClient, live_beats
 from cafleet.domain.agent import Agent, AgentKind, CardKind
 from cafleet.domain.delivery import DeliveryState
-from cafleet.domain.errors import CafleetError, Conflict, NotFound
+from cafleet.domain.errors import CafleetError, NotFound
 from cafleet.domain.fleet import Fleet
 from cafleet.domain.monitor import (
     BLOCKED,
@@ -122,10 +124,6 @@ Sweep = dict[tuple[str, str | None], dict[str, PaneInfo]]  # (backend, socket) -
 Server = tuple[Multiplexer, str | None]
 
 
-def _fleet_not_found(fleet_id: int) -> NotFound:
-    return NotFound(f"fleet {fleet_id} not found")
-
-
 class MonitorService:
     def __init__(
         self,
@@ -142,6 +140,7 @@ class MonitorService:
         relay: RelayClient | None = None,
         titles: PaneTitles | None = None,
         locks: PaneLocks | None = None,
+        marks: LoopMarks | None = None,
     ) -> None:
         self._uow = uow
         self._locks = locks  # tells a queue whose drainer still runs (None: not asked)
@@ -149,7 +148,7 @@ class MonitorService:
         self._clock = clock
         self._drivers = drivers
         self._keystrokes = keystrokes
-        self._process = process
+        self._slot = MonitorSlot(uow, clock, process, marks)
         self._stall_interval = stall_interval
         self._statuses = statuses
         self._receipts = None if receipts is None else ReceiptRecorder(uow, receipts)
@@ -164,29 +163,17 @@ class MonitorService:
 
     def has_watcher(self, fleet_id: int) -> bool:
         with self._uow() as uow:
-            return self._view(uow, _live(uow, fleet_id)).watcher is not None
+            return self._view(uow, live_fleet(uow, fleet_id)).watcher is not None
 
     def claim(self, fleet_id: int, tick_seconds: int) -> MonitorRuntime:
-        with self._uow(write=True) as uow:
-            _live(uow, fleet_id)
-            now = self._clock.now()
-            current = uow.monitor.runtime(fleet_id) or MonitorRuntime(fleet_id)
-            if current.is_live(now, self._process.host(), self._process.alive):
-                raise Conflict(
-                    f"monitor already running for fleet {fleet_id}"
-                    f" (pid {current.pid} on {current.host})"
-                )
-            claimed = current.claimed(self._process.pid(), self._process.host(), now, tick_seconds)
-            uow.monitor.save_runtime(claimed)
-            uow.commit()
-        return claimed
+        return self._slot.claim(fleet_id, tick_seconds)
 
     def release(self, fleet_id: int) -> None:
-        with self._uow(write=True) as uow:
-            runtime = uow.monitor.runtime(fleet_id)
-            if runtime is not None and runtime.owned_by(self._process.pid(), self._process.host()):
-                uow.monitor.save_runtime(runtime.released())
-                uow.commit()
+        self._slot.release(fleet_id)
+
+    def judged(self, runtime: MonitorRuntime | None) -> tuple[MonitorRuntime | None, bool]:
+        """The slot as this process sees it, and whether its loop lives (see monitor_slot)."""
+        return self._slot.judged(runtime)
 
     # --- one tick ----------------------------------------------------------------------
 
@@ -195,9 +182,7 @@ class MonitorService:
             fleet = uow.fleets.get(fleet_id)
             if fleet is None or fleet.is_deleted:
                 return TickReport(stop=Stop.FLEET_DELETED)
-            if not uow.monitor.heartbeat(
-                fleet_id, self._process.pid(), self._process.host(), self._clock.now()
-            ):
+            if not self._slot.heartbeat(uow, fleet_id):
                 return TickReport(stop=Stop.DISPLACED)
             uow.commit()
         early = self._list_early()
@@ -517,14 +502,12 @@ class MonitorService:
     def status(self, fleet_id: int) -> MonitorStatus:
         """A deleted fleet reports a stopped monitor with no schedules (they went with it)."""
         with self._uow() as uow:
-            fleet = _existing(uow, fleet_id)
+            fleet = existing_fleet(uow, fleet_id)
             view = self._view(uow, fleet)
             runtime = uow.monitor.runtime(fleet_id)
             pending = uow.messages.pending_counts([t.agent.agent_id for t in view.targets])
+        runtime, running = self._slot.judged(runtime)
         now = self._clock.now()
-        running = runtime is not None and runtime.is_live(
-            now, self._process.host(), self._process.alive
-        )
         rows = tuple(
             StatusRow(t.agent, t.role, t.schedule, pending.get(t.agent.agent_id, 0))
             for t in view.targets
@@ -553,17 +536,6 @@ class MonitorService:
             uow.monitor.save(schedule)
             uow.commit()
         return schedule
-
-
-def _existing(uow: UnitOfWork, fleet_id: int) -> Fleet:
-    fleet = uow.fleets.get(fleet_id)
-    if fleet is None:
-        raise _fleet_not_found(fleet_id)
-    return fleet
-
-
-def _live(uow: UnitOfWork, fleet_id: int) -> Fleet:
-    return _existing(uow, fleet_id).require_live()
 
 
 def _pane_info(placement: Placement, panes: Sweep) -> PaneInfo | None:

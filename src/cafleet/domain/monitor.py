@@ -156,6 +156,13 @@ class MonitorRuntime:
     def owned_by(self, pid: int, host: str) -> bool:
         return self.pid == pid and self.host == host
 
+    def claim_key(self) -> str:
+        """What tells this claim from any other: its loop writes it into the mark it holds.
+        A pid and host alone repeat: loops in tool sandboxes (own pid namespaces) of one
+        host all have small pids such as 2."""
+        started = self.started_at.isoformat(timespec="microseconds") if self.started_at else ""
+        return f"{self.pid} {self.host} {started}"
+
 
 @dataclass(frozen=True)
 class DueAgent:

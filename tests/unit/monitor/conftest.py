@@ -25,7 +25,13 @@ from cafleet.application.fleets import FleetService
 from cafleet.application.keystrokes import KeystrokeSender
 from cafleet.application.monitoring import MonitorService, TickReport
 from cafleet.application.pane_titles import PaneTitles
-from cafleet.application.ports import PaneLocks, PanePresentation, ProcessIdentity, QueueDrains
+from cafleet.application.ports import (
+    LoopMarks,
+    PaneLocks,
+    PanePresentation,
+    ProcessIdentity,
+    QueueDrains,
+)
 from cafleet.application.teardown import PaneTeardown
 from cafleet.domain.agent import Agent, CardKind
 from cafleet.domain.agent_profiles import AgentProfiles, ProfileOverrides
@@ -358,6 +364,7 @@ class MonitorFleet:
         drains: QueueDrains | None = None,
         titles: PaneTitles | None = None,
         locks: PaneLocks | None = None,
+        marks: LoopMarks | None = None,
     ) -> MonitorService:
         return MonitorService(
             self.store,
@@ -370,6 +377,7 @@ class MonitorFleet:
             drains=drains,
             titles=titles,
             locks=locks,
+            marks=marks,
         )
 
     def fleets(self) -> FleetService:
