@@ -4,9 +4,11 @@ The sender posts `mail/<task id>.msg`; the member's waiting hook (`python -m caf
 wait`) takes it by renaming it into `taken/`, hands the text to the agent and exits. A rename
 is atomic, so a message is either taken by the hook or withdrawn by the sender (which then
 falls back to another channel), never both. A waiting hook announces itself with
-`waiters/<pid>`. Its directories are 0700 and checked like the runtime directory, and no
-link planted in them is followed. Standard library only: the hook imports this module on
-every stop.
+`waiters/<pid>`, which it keeps locked while it waits: the lock, not the pid, tells a sender
+whether it still waits, since a sender in a tool sandbox (its own pid namespace) sees no
+process under that pid (adapters/liveness.py). Its directories are 0700 and checked like
+the runtime directory, and no link planted in them is followed. Standard library only: the
+hook imports this module on every stop.
 """
 
 from __future__ import annotations
@@ -17,13 +19,13 @@ import time
 import uuid
 from pathlib import Path
 
-from cafleet.adapters.liveness import process_alive
+from cafleet.adapters.liveness import hold_lock, lock_holder, process_alive
 from cafleet.adapters.private_files import (
     check_private_directory,
     create_private,
+    open_private,
     private_directory,
     read_private,
-    touch_private,
 )
 
 MAIL = "mail"
@@ -35,6 +37,7 @@ SUFFIX = ".msg"
 class Mailbox:
     def __init__(self, pad: Path) -> None:
         self.pad = pad
+        self._enlisted: int | None = None  # the locked waiter file of this process
 
     # -- the sender's side
 
@@ -60,21 +63,33 @@ class Mailbox:
         return True
 
     def has_waiter(self) -> bool:
-        """Whether a hook is waiting for mail now (its process is alive)."""
+        """Whether a hook is waiting for mail now: its file is locked (a file that cannot be
+        tested so: its process is alive)."""
+        if self._enlisted is not None:  # this process waits; reopening its own file would
+            return True  # drop its lock (closing any descriptor of a file drops them all)
         try:
-            pids = [int(p.name) for p in (self.pad / WAITERS).iterdir() if p.name.isdigit()]
+            waiters = [p for p in (self.pad / WAITERS).iterdir() if p.name.isdigit()]
         except OSError:
             return False
-        return any(process_alive(pid) for pid in pids)
+        for waiter in waiters:
+            locked = _locked(waiter)
+            if locked or (locked is None and process_alive(int(waiter.name))):
+                return True
+        return False
 
     # -- the waiting hook's side
 
     def enlist(self, pid: int) -> None:
-        touch_private(self._dir(WAITERS) / str(pid))
+        fd = open_private(self._dir(WAITERS) / str(pid), os.O_RDWR | os.O_CREAT)
+        hold_lock(fd)  # held until `leave` or this process's end, however it ends
+        self._enlisted = fd
 
     def leave(self, pid: int) -> None:
         with contextlib.suppress(OSError):
             (self.pad / WAITERS / str(pid)).unlink()
+        if self._enlisted is not None:
+            os.close(self._enlisted)
+            self._enlisted = None
 
     def take_all(self) -> list[tuple[int, str]]:
         """Every posted message this caller won the rename for, oldest task first."""
@@ -100,3 +115,17 @@ class Mailbox:
 
     def _dir(self, name: str) -> Path:
         return private_directory(self.pad / name)
+
+
+def _locked(path: Path) -> bool | None:
+    """Whether another process holds a lock on the file; None when it cannot be tested."""
+    try:
+        fd = open_private(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        return lock_holder(fd) is not None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
