@@ -135,8 +135,9 @@ def ask_opencode_before_touch(fleet: Fleet) -> None:
 
 # how each agent is made to ask a person before a command, and its dialog's words
 ASKING = {
-    "claude": ({"CAFLEET_AGENT_ARGS_CLAUDE": "--permission-mode default"}, "RUN: touch {marker}",
-               r"(?i)do you want to proceed"),
+    # the member floor allows `touch` (docs/agents.md): an inline interpreter still asks
+    "claude": ({"CAFLEET_AGENT_ARGS_CLAUDE": "--permission-mode default"},
+               "RUN: python3 -c \"open('{marker}', 'w').close()\"", r"(?i)do you want to proceed"),
     "codex": ({"CAFLEET_AGENT_ARGS_CODEX": "--ask-for-approval on-request"},
               "RUN: ESCALATE touch {marker}", r"(?i)would you like to run the following command"),
     "opencode": ({}, "RUN: touch {marker}", r"(?i)permission required"),
