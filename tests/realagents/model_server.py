@@ -16,7 +16,8 @@ a. mail as `cafleet message poll` prints it (a poll's output, or hook feedback i
    the prompt's `while N < R` holds; run a message's `RUN:` lines.
 b. a preview header `[cafleet msg <n> from <s> ...]` → `cafleet message poll`.
 c. a line `RUN: <cmd>` (or a typed `cafleet message poll ...` line) → run it; `RUN: ESCALATE
-   <cmd>` asks Codex to run it outside its sandbox, which needs a person's approval.
+   <cmd>` asks Codex to run it outside its sandbox, which needs a person's approval;
+   `RUN: BACKGROUND <cmd>` asks Claude Code to run it as a background task.
 d. `DELAY: <seconds>` → wait that long before answering.
 e. otherwise → `FAKE-DONE: <last line>`.
 A request that offers no tools (a title or other side request) gets a short text.
@@ -321,6 +322,7 @@ def chat_conversation(body: dict[str, Any]) -> Conversation:
 
 SHELL_TOOLS = ("Bash", "bash", "exec_command", "shell_command", "shell")
 ESCALATE = "ESCALATE "
+BACKGROUND = "BACKGROUND "
 ESCALATION = {
     "sandbox_permissions": "require_escalated",
     "justification": "Run the scripted command outside the sandbox?",
@@ -344,7 +346,8 @@ def shell_call(tools: list[dict[str, Any]], command: str) -> tuple[str, dict[str
     props = specs[name].get("properties", {})
     steps = command.split(" && ")
     escalate = any(step.startswith(ESCALATE) for step in steps)
-    command = " && ".join(step.removeprefix(ESCALATE) for step in steps)
+    background = any(step.startswith(BACKGROUND) for step in steps)
+    command = " && ".join(step.removeprefix(ESCALATE).removeprefix(BACKGROUND) for step in steps)
     if "cmd" in props:  # codex exec_command
         if escalate and "sandbox_permissions" in props:
             return name, {"cmd": command, **ESCALATION}
@@ -354,6 +357,8 @@ def shell_call(tools: list[dict[str, Any]], command: str) -> tuple[str, dict[str
     args: dict[str, Any] = {"command": command}
     if "description" in props or name in ("Bash", "bash"):
         args["description"] = "Run the scripted command"
+    if background and "run_in_background" in props:
+        args["run_in_background"] = True
     return name, args
 
 

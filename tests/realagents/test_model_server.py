@@ -281,6 +281,17 @@ def test_the_shell_tool_is_chosen_from_the_request(
     assert shell_call([{"name": "Read"}, tool], "ls") == (name, args)
 
 
+def test_a_background_step_runs_as_claudes_background_task() -> None:
+    props = {"command": {}, "run_in_background": {}}
+    bash = {"name": "Bash", "input_schema": {"properties": props}}
+    assert shell_call([bash], "BACKGROUND sleep 300") == (
+        "Bash",
+        {**DESCRIBED, "command": "sleep 300", "run_in_background": True},
+    )
+    codex = fn("exec_command", cmd={})
+    assert shell_call([codex], "BACKGROUND ls") == ("exec_command", {"cmd": "ls"})
+
+
 def test_codex_prefers_exec_command_when_several_are_offered() -> None:
     tools = [fn("shell", command={"type": "array"}), fn("exec_command", cmd={})]
     assert shell_call(tools, "ls") == ("exec_command", {"cmd": "ls"})

@@ -41,6 +41,7 @@ class ReadyRule(StrEnum):
 
 ALLOW_CAFLEET = "Bash(cafleet:*)"
 DIALOG_ROWS = 15  # a start-up screen: the whole dialog
+EXIT_QUESTION_ROWS = 40  # a question on exit, with the list it asks about
 # While the agent works, a dialog ends the screen with its keys line ("Esc to cancel"), and
 # the messages CAFleet typed stay above the composer: only the last rows may count.
 TYPING_DIALOG_ROWS = 3
@@ -219,6 +220,31 @@ class HttpFacts:
         return self.shell_path.format(session=session), {"agent": self.agent, "command": command}
 
 
+@dataclass(frozen=True)
+class ExitQuestion:
+    """A question the agent asks on its exit command before it leaves, and the option that
+    confirms the exit (Claude Code's "Background work is running", "1. Exit and stop tasks")."""
+
+    title: str  # lower-case words of the dialog
+    choice: str  # lower-case start of the option that exits
+
+    def key(self, screen: str) -> str | None:
+        """The key that chooses the exit: the number the screen shows before `choice`,
+        while the dialog is at the bottom of the screen (it lists every background task,
+        hence the larger window); else None."""
+        if _sign_at_bottom((self.title,), screen, "", EXIT_QUESTION_ROWS) is None:
+            return None
+        rows = [row for row in screen.lower().splitlines() if row.strip()][-EXIT_QUESTION_ROWS:]
+        for row in rows:
+            option = _NUMBERED_OPTION.search(row)
+            if option and " ".join(option.group(2).split()).startswith(self.choice):
+                return option.group(1)
+        return None
+
+
+_NUMBERED_OPTION = re.compile(r"(\d+)\.\s+(\S.*)")
+
+
 # What the pane's multiplexer offers whatever agent runs there (herdr's own prompt): not a
 # fact of any agent, so no profile lists it; each is tried only on its multiplexer's panes.
 PANE_CHANNELS: tuple[Channel, ...] = (Channel.HERDR_PROMPT,)
@@ -252,6 +278,8 @@ class AgentProfile:
     session_variables: tuple[str, ...] = ()  # set by the agent for its tools; never inherited
     extra_args: tuple[str, ...] = ()
     exit_text: str = "/exit"
+    # what the agent may ask before it exits; the exit was asked for, so it is confirmed
+    exit_questions: tuple[ExitQuestion, ...] = ()
     notes: str = ""  # one line for `cafleet doctor`
     http: HttpFacts | None = None  # the agent's own HTTP server, where it has one
     # how a message reaches the agent without keystrokes, tried in order before `keys`
@@ -324,6 +352,11 @@ class AgentProfile:
         (the text being typed, shown in the composer) contains is not a dialog's.
         """
         return _sign_at_bottom(self.dialog_signs, screen, ignoring, rows)
+
+    def exit_key(self, screen: str) -> str | None:
+        """The key confirming the exit one of the agent's exit questions on `screen` asks
+        about, if one does."""
+        return next(filter(None, (q.key(screen) for q in self.exit_questions)), None)
 
     def pause_before_enter(self, shell: bool) -> float:
         """The submit delay for this text: a typed `!` command waits at least the longer one."""
@@ -504,6 +537,7 @@ PROFILES: Mapping[CodingAgent, AgentProfile] = {
         composer_marks=("❯",),  # the composer's row: `❯ TEXT`
         session_variables=("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SSE_PORT"),
         notes="dontAsk with an allow rule for cafleet; hooks report state and take mail",
+        exit_questions=(ExitQuestion("background work is running", "exit and stop tasks"),),
         channels=(Channel.CLAUDE_HOOK,),
         hook_statuses={
             "prompt": AgentStatus.WORKING,
