@@ -285,6 +285,7 @@ class Components:
         require_current(installs, __version__)
 
     def member_spawner(self) -> MemberSpawner:
+        from cafleet.adapters.agent_starts import ProcAgentStarts
         from cafleet.adapters.opencode_preset import ensure_opencode_preset
         from cafleet.adapters.programs import SystemPrograms
         from cafleet.application.spawning import MemberSpawner, SpawnContext
@@ -313,6 +314,7 @@ class Components:
             self.settings.profiles,
             self.relay_client,
             titles=self.pane_titles(),
+            starts=ProcAgentStarts(),
         )
 
     def member_removal(self) -> MemberRemoval:

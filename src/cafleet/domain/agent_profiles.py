@@ -245,6 +245,59 @@ class ExitQuestion:
 _NUMBERED_OPTION = re.compile(r"(\d+)\.\s+(\S.*)")
 
 
+@dataclass(frozen=True)
+class SessionVariables:
+    """What the agent puts into the environment of its own tools, measured with the pinned
+    version (its shell tool's `env` against the environment the agent was started with).
+
+    A member must not inherit any of it from a Director (or relay) run under the agent: the
+    session's own variables (its ids, pid, sockets, markers) or the ordinary settings it
+    overrides for its tools (PAGER=cat, NO_COLOR, LC_ALL). Each gets the value the agent
+    itself was started with, i.e. what the user exported, or is dropped where that is unset
+    or cannot be read; PATH loses only the entries the agent added.
+    """
+
+    # in every tool's environment and never in the agent's own start: a caller holding one
+    # runs under the agent, and the nearest ancestor process without them is the agent
+    markers: tuple[str, ...] = ()
+    names: tuple[str, ...] = ()  # the session's own variables
+    prefixes: tuple[str, ...] = ()  # families of them
+    tool_settings: tuple[str, ...] = ()  # ordinary variables it overrides for its tools
+    # set by the agent's own launcher before it starts (so its start holds them too)
+    launcher_prefixes: tuple[str, ...] = ()
+    path_entries: tuple[str, ...] = ()  # last names of the PATH entries it adds
+
+    def runs(self, env: Mapping[str, str]) -> bool:
+        """Whether `env` is the environment of one of the agent's tools."""
+        return any(marker in env for marker in self.markers)
+
+    def owns(self, name: str) -> bool:
+        return (
+            name in self.markers
+            or name in self.names
+            or name in self.tool_settings
+            or name.startswith(self.prefixes + self.launcher_prefixes)
+        )
+
+    def handed_on(
+        self, env: Mapping[str, str], started_with: Mapping[str, str] | None
+    ) -> dict[str, str]:
+        """`env` less this agent's variables, each back at the value in `started_with` (the
+        agent's own start environment; None: unknown, so dropped)."""
+        kept = {name: value for name, value in env.items() if not self.owns(name)}
+        if started_with is not None:
+            kept |= {
+                name: value
+                for name, value in started_with.items()
+                if self.owns(name) and not name.startswith(self.launcher_prefixes)
+            }
+        if "PATH" in kept:
+            entries = kept["PATH"].split(":")
+            own = [e for e in entries if e.rstrip("/").rpartition("/")[2] in self.path_entries]
+            kept["PATH"] = ":".join(e for e in entries if e not in own)
+        return kept
+
+
 # What the pane's multiplexer offers whatever agent runs there (herdr's own prompt): not a
 # fact of any agent, so no profile lists it; each is tried only on its multiplexer's panes.
 PANE_CHANNELS: tuple[Channel, ...] = (Channel.HERDR_PROMPT,)
@@ -275,7 +328,7 @@ class AgentProfile:
     composer_marks: tuple[str, ...] = ()
     # or the box the composer is drawn in, for an agent whose transcript uses the same border
     composer_box: ComposerBox | None = None
-    session_variables: tuple[str, ...] = ()  # set by the agent for its tools; never inherited
+    session: SessionVariables = SessionVariables()  # what it sets for its tools
     extra_args: tuple[str, ...] = ()
     exit_text: str = "/exit"
     # what the agent may ask before it exits; the exit was asked for, so it is confirmed
@@ -535,7 +588,34 @@ PROFILES: Mapping[CodingAgent, AgentProfile] = {
             "esc to cancel",
         ),
         composer_marks=("❯",),  # the composer's row: `❯ TEXT`
-        session_variables=("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SSE_PORT"),
+        session=SessionVariables(
+            markers=("CLAUDECODE",),
+            names=(
+                "AI_AGENT",
+                "CLAUDE_CODE_ENTRYPOINT",
+                "CLAUDE_CODE_EXECPATH",
+                "CLAUDE_CODE_INVOKED_SKILLS",
+                "CLAUDE_CODE_SSE_PORT",
+                "CLAUDE_CODE_STARTER_MAY_HOLD_CONNECTOR_FILE",
+                "CLAUDE_CODE_TMPDIR",
+                "CLAUDE_EFFORT",
+                "CLAUDE_PID",
+                "TRACEPARENT",
+            ),
+            prefixes=("CLAUDE_CODE_SESSION_", "CLAUDE_CODE_CHILD_", "CLAUDE_CODE_MESSAGING_"),
+            tool_settings=(
+                "BUN_OPTIONS",
+                "COREPACK_ENABLE_AUTO_PIN",
+                "GIT_CONFIG_PARAMETERS",
+                "GIT_EDITOR",
+                "NoDefaultCurrentDirectoryInExePath",
+                "SHELL",
+                "TEMP",
+                "TMP",
+                "TMPDIR",
+                "TMPPREFIX",
+            ),
+        ),
         notes="dontAsk with an allow rule for cafleet; hooks report state and take mail",
         exit_questions=(ExitQuestion("background work is running", "exit and stop tasks"),),
         channels=(Channel.CLAUDE_HOOK,),
@@ -564,7 +644,28 @@ PROFILES: Mapping[CodingAgent, AgentProfile] = {
             "press enter to confirm or esc to cancel",  # a command, edit or permission approval
         ),
         composer_marks=("›",),  # `› TEXT`, or its placeholder `› Ask Codex to do anything`
-        session_variables=("CODEX_SANDBOX", "CODEX_SANDBOX_NETWORK_DISABLED", "CODEX_THREAD_ID"),
+        session=SessionVariables(
+            markers=("CODEX_THREAD_ID", "CODEX_SESSION_ID"),
+            names=(
+                "CODEX_APPLY_PATCH_PRESERVE_LINE_ENDINGS",
+                "CODEX_CI",
+                "CODEX_TOOL_CALL_ID",
+                "CODEX_VERSION",
+            ),
+            prefixes=("CODEX_SANDBOX",),
+            tool_settings=(
+                "COLORTERM",
+                "GH_PAGER",
+                "GIT_PAGER",
+                "LC_ALL",
+                "LC_CTYPE",
+                "NO_COLOR",
+                "PAGER",
+                "TERM",
+            ),
+            launcher_prefixes=("CODEX_MANAGED_",),  # its npm wrapper's
+            path_entries=("codex-path",),  # its helper programs, first on the tools' PATH
+        ),
         notes="no daemon, no login shell; workspace-write sandbox that reaches tmux and the db",
         channels=(Channel.CODEX_QUEUE,),
         config_home=ConfigHome("CODEX_HOME", ".codex"),
@@ -584,7 +685,17 @@ PROFILES: Mapping[CodingAgent, AgentProfile] = {
         shell_busy_signs=("esc interrupt", "esc again to interrupt"),
         # its permission dialog: "△ Permission required" ... "Allow once  Allow always  Reject"
         dialog_signs=("permission required", "allow always"),
-        session_variables=("OPENCODE", "OPENCODE_PID"),
+        session=SessionVariables(
+            markers=("OPENCODE_PID",),
+            names=(
+                "AGENT",
+                "OPENCODE",
+                "OPENCODE_LOG_LEVEL",
+                "OPENCODE_PRINT_LOGS",
+                "OPENCODE_PURE",
+            ),
+            tool_settings=("npm_config_user_agent",),
+        ),
         notes="the cafleet agent preset holds the permission floor; its HTTP server says busy",
         http=HttpFacts(
             "OPENCODE_SERVER_PASSWORD",
@@ -611,9 +722,9 @@ PROFILES: Mapping[CodingAgent, AgentProfile] = {
 }
 
 
-def session_variables() -> frozenset[str]:
-    """Variables any agent sets for its own tools: a member never inherits them."""
-    return frozenset(name for p in PROFILES.values() for name in p.session_variables)
+def agent_sessions(env: Mapping[str, str]) -> tuple[SessionVariables, ...]:
+    """The sessions of the agents whose tool `env` is (one, or nested ones)."""
+    return tuple(p.session for p in PROFILES.values() if p.session.runs(env))
 
 
 # --- the spawn prompt on screen ------------------------------------------------------------

@@ -28,7 +28,7 @@ from cafleet.application.keystrokes import KeystrokeSender
 from cafleet.application.lifecycle import MemberRemoval
 from cafleet.application.member_panes import MemberPanes
 from cafleet.application.messaging import START_WAIT_SECONDS, MessagingService
-from cafleet.application.ports import PaneLocks, PushTarget
+from cafleet.application.ports import AgentStarts, PaneLocks, PushTarget
 from cafleet.application.relay import RelayClient
 from cafleet.application.spawning import MemberSpawner, SpawnContext
 from cafleet.application.teardown import PaneTeardown
@@ -340,6 +340,7 @@ class PaneRig:
         programs: FakePrograms,
         context: SpawnContext,
         preset: PresetRecorder | None = None,
+        starts: AgentStarts | None = None,
     ) -> MemberSpawner:
         return MemberSpawner(
             self.store,
@@ -350,6 +351,7 @@ class PaneRig:
             preset or PresetRecorder(),
             self.pads,
             self.profiles(),
+            starts=starts,
         )
 
     # -- building the world
