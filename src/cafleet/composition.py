@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from cafleet.application.spawning import MemberSpawner
     from cafleet.application.teardown import PaneTeardown
     from cafleet.domain.agent_homes import AgentHomes
+    from cafleet.domain.director_grants import DirectorGrant
 
 T = TypeVar("T")
 
@@ -283,6 +284,14 @@ class Components:
         with self.install_records() as uow:
             installs = uow.installs.list()
         require_current(installs, __version__)
+
+    def director_grants(self) -> list[DirectorGrant]:
+        """What Claude Code and Codex need in their own settings to be the Director."""
+        from cafleet.adapters.director_grants import director_grants
+
+        path = None if self.settings.on_postgres else self.settings.database_path
+        folder = path.absolute().parent if path else None
+        return director_grants(self.env, self.user_home, Path(os.getcwd()), folder)
 
     def member_spawner(self) -> MemberSpawner:
         from cafleet.adapters.agent_starts import ProcAgentStarts
