@@ -3,8 +3,9 @@
 A profile says how to start the agent as a member (argv, the permission set-up that lets it
 run `cafleet` and no more than its mode allows), which foreground command names mean "the
 agent is running", how to tell that it has taken its first prompt, which screens are dialogs
-that typed text must never answer, the variables it sets for its own tools (never handed on
-to a member), how long to wait between a paste and Enter, and how it exits.
+that typed text must never answer, the variables it sets for its own tools (a member gets
+the user's own values instead), how long to wait between a paste and Enter, and how it
+exits (with the question it may ask first, which the exit confirms).
 
 Pure data and small functions: writing hook files, reading screens and waiting happen in
 adapters and services. The facts behind each value, measured with the versions in
