@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from cafleet.application.spawning import MemberSpawner
     from cafleet.application.teardown import PaneTeardown
     from cafleet.domain.agent_homes import AgentHomes
+    from cafleet.domain.director_grants import DirectorGrant
 
 T = TypeVar("T")
 
@@ -295,7 +296,16 @@ class Components:
             installs = uow.installs.list()
         require_current(installs, __version__)
 
+    def director_grants(self) -> list[DirectorGrant]:
+        """What Claude Code and Codex need in their own settings to be the Director."""
+        from cafleet.adapters.director_grants import director_grants
+
+        path = None if self.settings.on_postgres else self.settings.database_path
+        folder = path.absolute().parent if path else None
+        return director_grants(self.env, self.user_home, Path(os.getcwd()), folder)
+
     def member_spawner(self) -> MemberSpawner:
+        from cafleet.adapters.agent_starts import ProcAgentStarts
         from cafleet.adapters.git_dirs import git_directories
         from cafleet.adapters.opencode_preset import ensure_opencode_preset
         from cafleet.adapters.programs import SystemPrograms
@@ -327,6 +337,7 @@ class Components:
             self.settings.profiles,
             self.relay_client,
             titles=self.pane_titles(),
+            starts=ProcAgentStarts(),
         )
 
     def member_removal(self) -> MemberRemoval:

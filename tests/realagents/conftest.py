@@ -6,6 +6,8 @@
 - `agent_tmux`: a private tmux server started with that environment (panes inherit the
   server's environment, not the client's), always killed afterwards together with any process
   left behind with the scratch HOME (e.g. a detached daemon).
+- `fleet`: a fleet whose Director is a shell (the test itself, through the CLI).
+- `start_director`: starts a real agent as the Director, as a user does (realagents/director.py).
 
 Helpers are exposed as fixtures so that test modules never import this file.
 """
@@ -21,16 +23,23 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 import cafleet
+from realagents.director import (
+    USER_EXPORTS,
+    Director,
+    allow_cafleet_for_claude,
+    grant_codex_sandbox,
+    login_profile,
+)
 from realagents.fleet import CLAUDE_EXTRA, Fleet
 from realagents.homes import seed_agent_home
-from realagents.installed import agent_bin_dir
+from realagents.installed import agent_bin_dir, require_agent
 from realagents.model_server import ScriptedModelServer
 
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -220,3 +229,43 @@ def fleet(agent_home: AgentHome, agent_tmux: AgentTmux, tmp_path: Path) -> Itera
     made.fleet_id, made.director = int(created[0]), int(created[1].split("=")[1])
     yield made
     made.cli("fleet", "delete", "--fleet-id", str(made.fleet_id), check=False)
+
+
+@pytest.fixture
+def start_director(
+    agent_home: AgentHome,
+    agent_tmux: AgentTmux,
+    model_server: ScriptedModelServer,
+    tmp_path: Path,
+) -> Iterator[Callable[[str], Director]]:
+    """Start `claude`, `codex` or `opencode` as the Director: `cafleet setup` done once, the
+    agent's least grants to run `cafleet` (docs/agents.md) in the user's own settings, the
+    user's exports, then the plain command in a pane of the private tmux server."""
+    started: list[Director] = []
+
+    def start(agent: str) -> Director:
+        binary = require_agent(agent)
+        data = tmp_path / "data"  # the database in a directory of its own
+        data.mkdir()
+        env = {**agent_home.env, **USER_EXPORTS}
+        env["CAFLEET_DATABASE_URL"] = f"sqlite:///{data / 'cafleet.db'}"
+        fleet = Fleet(agent_tmux, env, agent_home.workdir)
+        fleet.cli("setup", "db")
+        fleet.cli("setup", "skill", "--agent", "claude", "--agent", "codex", "--agent", "opencode")
+        if agent == "claude":
+            allow_cafleet_for_claude(agent_home.home)
+        if agent == "codex":
+            grant_codex_sandbox(Path(env["CODEX_HOME"]), data)
+            login_profile(agent_home.home, env["PATH"])
+        exports = [f"{name}={value}" for name, value in env.items()]
+        pane = agent_tmux.spawn(["env", *exports, binary], agent_home.workdir)
+        director = Director(agent, agent_tmux, pane, model_server, fleet)
+        started.append(director)
+        director.wait_ready()
+        return director
+
+    yield start
+    for director in started:
+        if director.fleet.fleet_id:
+            director.fleet.cli("fleet", "delete", "--fleet-id", str(director.fleet.fleet_id),
+                               check=False)  # fmt: skip

@@ -16,13 +16,16 @@ a. mail as `cafleet message poll` prints it (a poll's output, or hook feedback i
    the prompt's `while N < R` holds; run a message's `RUN:` lines.
 b. a preview header `[cafleet msg <n> from <s> ...]` → `cafleet message poll`.
 c. a line `RUN: <cmd>` (or a typed `cafleet message poll ...` line) → run it; `RUN: ESCALATE
-   <cmd>` asks Codex to run it outside its sandbox, which needs a person's approval.
+   <cmd>` asks Codex to run it outside its sandbox, which needs a person's approval;
+   `RUN: BACKGROUND <cmd>` asks Claude Code to run it as a background task.
 w. a line `WRITE: <absolute path> <text>` → write the text (and a line break) to that new file
    with the agent's own file tool (Claude's `Write`, OpenCode's `write`; a shell `printf` where
    there is none, as for Codex); the text's `RUN:` lines run once the write's result is back.
 d. `DELAY: <seconds>` → wait that long before answering (in a user text, or in polled mail:
    the model thinks after reading its mail, before it acks).
 e. otherwise → `FAKE-DONE: <last line>`.
+A command Codex left running (its exec tool yields after at most 30 s) is waited for with
+`write_stdin` until it ends, whatever else arrived.
 A request that offers no tools (a title or other side request) gets a short text.
 
 Run `python tests/realagents/model_server.py --port N --log FILE` for manual trials.
@@ -59,6 +62,7 @@ class Item:
     kind: str  # "user", "system" (a system text after the first prompt) or "tool" (output)
     text: str
     command: str | None = None  # for "tool": the shell command that produced it, when known
+    running: int | None = None  # for "tool": the session of a command still running (Codex)
 
 
 @dataclass(frozen=True)
@@ -70,11 +74,12 @@ class Conversation:
 
 @dataclass(frozen=True)
 class Decision:
-    rule: str  # "reply" (a), "poll" (b), "run" (c), "write" (w), "done" (e), "title" (no tools)
+    rule: str  # "reply" (a), "poll" (b), "run" (c), "write" (w), "done" (e), "title", "wait"
     command: str | None = None
     file: tuple[str, str] | None = None  # for "write": (absolute path, content)
     text: str | None = None
     delay: float = 0.0
+    session: int | None = None  # "wait": the running command's session to read on
 
 
 @dataclass(frozen=True)
@@ -103,6 +108,9 @@ PONG_RE = re.compile(r"^pong (\d+)\s*$")
 # block beside it (2.1.332) or inside it; either way it is user content.
 MIDTURN_MARK = "The user sent a new message while you were working:"
 OUTPUT_BANNERS = ("Message sent.", "Message acknowledged.")
+# Codex's exec tool answers this for a command still running; `write_stdin` reads on
+RUNNING_RE = re.compile(r"Process running with session ID (\d+)")
+READ_ON = "write_stdin"
 
 
 def member_ids(texts: Iterable[str]) -> tuple[str, str]:
@@ -159,6 +167,9 @@ def last_line(text: str) -> str:
 def decide(conv: Conversation) -> Decision:
     if not conv.has_tools:
         return Decision("title", text=TITLE)
+    running = next((i.running for i in conv.new if i.running is not None), None)
+    if running is not None:
+        return Decision("wait", session=running)
     fleet, agent = member_ids(conv.texts)
     ident = f"--fleet-id {fleet} --agent-id {agent}"
     rounds = next((int(m.group(1)) for t in conv.texts if (m := ROUNDS_RE.search(t))), None)
@@ -240,7 +251,10 @@ def _answers(msg: Polled, ident: str, rounds: int | None) -> list[str]:
 
 
 def _conversation(
-    entries: list[tuple[str, str, str | None]], commands: dict[str, str], has_tools: bool
+    entries: list[tuple[str, str, str | None]],
+    commands: dict[str, str],
+    has_tools: bool,
+    running: dict[str, int] | None = None,
 ) -> Conversation:
     """entries: (role, text, call id) with role user/system/tool/assistant, oldest first."""
     texts = tuple(text for role, text, _ in entries if role == "user")
@@ -252,7 +266,8 @@ def _conversation(
             continue
         if role == "tool":
             output, _, typed = text.partition(MIDTURN_MARK)
-            new.append(Item("tool", output, commands.get(call_id or "")))
+            session = (running or {}).get(call_id or "")
+            new.append(Item("tool", output, commands.get(call_id or ""), session))
             if typed:
                 new.append(Item("user", typed))
         elif text:
@@ -310,26 +325,35 @@ def anthropic_conversation(body: dict[str, Any]) -> Conversation:
 def responses_conversation(body: dict[str, Any]) -> Conversation:
     entries: list[tuple[str, str, str | None]] = []
     commands: dict[str, str] = {}
+    sessions: dict[int, str] = {}  # a running command's session -> the command
+    running: dict[str, int] = {}  # call id -> the session its command still runs in
     items = body.get("input", [])
     if isinstance(items, str):
         items = [{"type": "message", "role": "user", "content": items}]
     for item in items:
         kind = item.get("type", "message")
         if kind == "function_call":
-            commands[item.get("call_id", "")] = _command_of(item["name"], item.get("arguments"))
+            call_id, args = item.get("call_id", ""), _json_or_empty(item.get("arguments"))
+            if item["name"] == READ_ON and args.get("session_id") in sessions:
+                commands[call_id] = sessions[args["session_id"]]  # more of the same command
+            else:
+                commands[call_id] = _command_of(item["name"], item.get("arguments"))
             entries.append(("assistant", "", None))
         elif kind == "function_call_output":
-            output = _text_of(item.get("output"))
+            output, call_id = _text_of(item.get("output")), item.get("call_id", "")
+            if found := RUNNING_RE.search(output.partition("\nOutput:\n")[0]):
+                sessions[int(found.group(1))] = commands.get(call_id, "")
+                running[call_id] = int(found.group(1))
             if output.startswith("Chunk ID:"):  # exec_command's wrapper: keep the output
                 output = output.partition("\nOutput:\n")[2]
-            entries.append(("tool", output, item.get("call_id")))
+            entries.append(("tool", output, call_id))
         elif kind == "message":
             role = item.get("role")
             role = "assistant" if role == "assistant" else "user" if role == "user" else "system"
             entries.append((role, _text_of(item.get("content")), None))
         elif kind == "reasoning":
             entries.append(("assistant", "", None))
-    return _conversation(entries, commands, bool(body.get("tools")))
+    return _conversation(entries, commands, bool(body.get("tools")), running)
 
 
 def chat_conversation(body: dict[str, Any]) -> Conversation:
@@ -356,6 +380,8 @@ SHELL_TOOLS = ("Bash", "bash", "exec_command", "shell_command", "shell")
 # the agents' own tools that write a whole file: name -> (path argument, content argument)
 WRITE_TOOLS = {"Write": ("file_path", "content"), "write": ("filePath", "content")}
 ESCALATE = "ESCALATE "
+BACKGROUND = "BACKGROUND "
+EXEC_YIELD_MS = 30_000  # Codex's most: a longer command goes on running (RUNNING_RE)
 ESCALATION = {
     "sandbox_permissions": "require_escalated",
     "justification": "Run the scripted command outside the sandbox?",
@@ -379,16 +405,21 @@ def shell_call(tools: list[dict[str, Any]], command: str) -> tuple[str, dict[str
     props = specs[name].get("properties", {})
     steps = command.split(" && ")
     escalate = any(step.startswith(ESCALATE) for step in steps)
-    command = " && ".join(step.removeprefix(ESCALATE) for step in steps)
+    background = any(step.startswith(BACKGROUND) for step in steps)
+    command = " && ".join(step.removeprefix(ESCALATE).removeprefix(BACKGROUND) for step in steps)
     if "cmd" in props:  # codex exec_command
+        # wait for the command's end (its default yields after 10 s, leaving it running)
+        wait = {"yield_time_ms": EXEC_YIELD_MS} if "yield_time_ms" in props else {}
         if escalate and "sandbox_permissions" in props:
-            return name, {"cmd": command, **ESCALATION}
-        return name, {"cmd": command}
+            return name, {"cmd": command, **wait, **ESCALATION}
+        return name, {"cmd": command, **wait}
     if props.get("command", {}).get("type") == "array":  # codex shell
         return name, {"command": ["bash", "-lc", command]}
     args: dict[str, Any] = {"command": command}
     if "description" in props or name in ("Bash", "bash"):
         args["description"] = "Run the scripted command"
+    if background and "run_in_background" in props:
+        args["run_in_background"] = True
     return name, args
 
 
@@ -430,6 +461,9 @@ def _call_or_text(
         call = write_call(tools, *decision.file)
     else:
         call = shell_call(tools, decision.command) if decision.command else None
+    if decision.session is not None and READ_ON in {_tool_name(t) for t in tools}:
+        read_on = {"session_id": decision.session, "chars": "", "yield_time_ms": EXEC_YIELD_MS}
+        call = (READ_ON, read_on)
     text = decision.text or ("" if call else f"FAKE-DONE: no shell tool for {decision.command}")
     return call, text
 

@@ -21,6 +21,7 @@ from realagents.model_server import (
     decide,
     iter_log,
     polled_messages,
+    responses_answer,
     responses_conversation,
     shell_call,
     shell_write,
@@ -247,6 +248,40 @@ def test_codex_input_items() -> None:
     )
 
 
+def test_a_command_codex_left_running_is_read_on_until_it_ends() -> None:
+    """Codex's exec tool yields after at most 30 s; `write_stdin` with the session id reads
+    on, and its output counts as the same command's."""
+    command = "cafleet member create --name slow"
+    running = "Chunk ID: 1\nWall time: 30 s\nProcess running with session ID 77\nOutput:\n"
+    done = "Chunk ID: 2\nProcess exited with code 0\nOutput:\n3 slow coding_agent=codex pane=%2"
+    tools = [fn("exec_command", cmd={}, yield_time_ms={}), fn("write_stdin", session_id={})]
+    start = [
+        said("user", f"RUN: {command}"),
+        {"type": "function_call", "name": "exec_command", "call_id": "c1",
+         "arguments": json.dumps({"cmd": command})},
+        {"type": "function_call_output", "call_id": "c1", "output": running},
+    ]  # fmt: skip
+
+    first = responses_conversation({"tools": tools, "input": start})
+    assert first.new == (Item("tool", "", command, running=77),)
+    decision = decide(first)
+    assert (decision.rule, decision.session) == ("wait", 77)
+    events = [json.loads(line[6:]) for line in responses_answer({"tools": tools}, decision)[1]
+              .decode().splitlines() if line.startswith("data: ")]  # fmt: skip
+    [call] = [e["item"] for e in events if e["type"] == "response.output_item.done"]
+    read_on = {"session_id": 77, "chars": "", "yield_time_ms": 30_000}
+    assert (call["name"], json.loads(call["arguments"])) == ("write_stdin", read_on)
+
+    later = responses_conversation({"tools": tools, "input": [
+        *start,
+        {"type": "function_call", "name": "write_stdin", "call_id": "c2",
+         "arguments": json.dumps(read_on)},
+        {"type": "function_call_output", "call_id": "c2", "output": done},
+    ]})  # fmt: skip
+    assert later.new == (Item("tool", "3 slow coding_agent=codex pane=%2", command),)
+    assert decide(later).rule == "done"
+
+
 def test_opencode_messages() -> None:
     call = {
         "id": "k1",
@@ -291,6 +326,17 @@ def test_the_shell_tool_is_chosen_from_the_request(
 ) -> None:
     name = tool.get("name") or tool["function"]["name"]
     assert shell_call([{"name": "Read"}, tool], "ls") == (name, args)
+
+
+def test_a_background_step_runs_as_claudes_background_task() -> None:
+    props = {"command": {}, "run_in_background": {}}
+    bash = {"name": "Bash", "input_schema": {"properties": props}}
+    assert shell_call([bash], "BACKGROUND sleep 300") == (
+        "Bash",
+        {**DESCRIBED, "command": "sleep 300", "run_in_background": True},
+    )
+    codex = fn("exec_command", cmd={})
+    assert shell_call([codex], "BACKGROUND ls") == ("exec_command", {"cmd": "ls"})
 
 
 def test_codex_prefers_exec_command_when_several_are_offered() -> None:

@@ -20,7 +20,6 @@ from cafleet.domain.agent_profiles import (
     ReadyRule,
     prompt_mark,
     screen_shows,
-    session_variables,
 )
 from cafleet.domain.delivery import Channel
 from cafleet.domain.placement import CodingAgent
@@ -316,15 +315,6 @@ def test_the_signal_rule_is_the_first_the_agent_reports_itself() -> None:
 def test_the_http_status_says_whether_a_prompt_was_taken(answer: str | None, taken: bool) -> None:
     assert OPENCODE.http is not None
     assert OPENCODE.http.prompt_taken(answer) is taken
-
-
-def test_session_variables_are_every_agent_s_own() -> None:
-    names = session_variables()
-
-    assert names == {name for p in PROFILES.values() for name in p.session_variables}
-    assert {"CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CODEX_SANDBOX", "OPENCODE"} <= names
-    assert not any(name.startswith("CAFLEET_") for name in names)
-    assert "PATH" not in names
 
 
 # --------------------------------------------------------------------------- dialogs

@@ -4,12 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cafleet.domain.agent_profiles import (
-    CLAUDE_FLOOR,
-    AgentProfiles,
-    ProfileOverrides,
-    session_variables,
-)
+from cafleet.domain.agent_profiles import CLAUDE_FLOOR, AgentProfiles, ProfileOverrides
 from cafleet.domain.coding_agents import (
     CustomCommand,
     LaunchSpec,
@@ -742,7 +737,6 @@ class TestMemberEnvironment:
     def environment(
         self,
         caller: dict[str, str],
-        withheld: tuple[str, ...] | frozenset[str] = (),
         multiplexer: Multiplexer = Multiplexer.HERDR,
         herdr_agent: str | None = None,
     ) -> dict[str, str]:
@@ -753,7 +747,6 @@ class TestMemberEnvironment:
             database_url="sqlite:////data/cafleet.db",
             multiplexer=multiplexer,
             member_secret="the-members-secret",
-            withheld=withheld,
             herdr_agent=herdr_agent,
         )
 
@@ -802,19 +795,6 @@ class TestMemberEnvironment:
             }
         )
         assert env == {"HOME": "/h", **IDENTITY_ENV}
-
-    def test_named_variables_are_withheld(self) -> None:
-        env = self.environment(
-            {"CLAUDECODE": "1", "CODEX_SANDBOX": "seatbelt", "KEEP": "yes"},
-            withheld=("CLAUDECODE", "CODEX_SANDBOX"),
-        )
-        assert env == {"KEEP": "yes", **IDENTITY_ENV}
-
-    def test_every_agents_session_variables_are_withheld_by_the_spawner_s_list(self) -> None:
-        caller = dict.fromkeys(session_variables(), "set-by-an-agent") | {"PATH": "/bin"}
-        env = self.environment(caller, withheld=session_variables())
-        assert env == {"PATH": "/bin", **IDENTITY_ENV}
-        assert {"CLAUDECODE", "CODEX_SANDBOX", "OPENCODE"} <= session_variables()
 
     def test_tmux_multiplexer(self) -> None:
         env = member_environment(

@@ -58,6 +58,7 @@ _FATES = {
     Closing.CLOSED: PaneFate.CLOSED,
     Closing.KILLED: PaneFate.KILLED,
     Closing.KILLED_NOT_AGENT: PaneFate.KILLED,
+    Closing.KILLED_AT_DIALOG: PaneFate.KILLED,
     Closing.KILLED_AFTER_TIMEOUT: PaneFate.KILLED,
     Closing.FAILED: PaneFate.FAILED,
     Closing.NOT_OURS: PaneFate.GONE,  # left untouched: not the member's pane any more

@@ -17,7 +17,7 @@ each step is one or a few multiplexer calls for all panes of its server.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from contextlib import ExitStack
+from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass, field, replace
 
 from cafleet.application.gathering import Gatherings
@@ -159,6 +159,10 @@ class KeystrokeSender:
         if target.coding_agent is CodingAgent.CUSTOM:
             return target.agent_commands
         return self.profile(target).foreground_names
+
+    def holding(self, target: PushTarget) -> AbstractContextManager[None]:
+        """The pane's send lock, for a key pressed outside the typing sequence."""
+        return self._locks.hold(lock_key(target), SEND_LOCK_TIMEOUT_SECONDS)
 
     def deliver(self, target: PushTarget, keys: Keystrokes) -> PushOutcome:
         """Type into one pane; inside a gathering (a broadcast's threads), together with the

@@ -159,6 +159,8 @@ def _describe(closing: PaneClosing, timeout: float, forced: bool) -> tuple[str, 
         return f"{pane} (killed: /exit not delivered)", None
     if closing.status is Closing.KILLED_NOT_AGENT:
         return f"{pane} (killed: not running {target.coding_agent.value})", None
+    if closing.status is Closing.KILLED_AT_DIALOG:
+        return f"{pane} (killed: a dialog is on screen ({closing.detail}); /exit not typed)", None
     if closing.status is Closing.KILLED_AFTER_TIMEOUT:
         warning = (
             f"Warning: pane {pane} did not close within {timeout:.1f}s after /exit;"

@@ -656,6 +656,16 @@ class Programs(Protocol):
         ...
 
 
+class AgentStarts(Protocol):
+    """How the agent this process runs under (as one of its tools) was started."""
+
+    def environment(self, markers: Collection[str]) -> Mapping[str, str] | None:
+        """The start environment of the nearest ancestor process whose own start holds none
+        of `markers` (the agent that sets them for its tools); None when the ancestors
+        cannot be read (a sandbox with its own process namespace)."""
+        ...
+
+
 class SkillInstaller(Protocol):
     """Copies the bundled skills into coding-agent homes."""
 

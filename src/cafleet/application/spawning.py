@@ -19,6 +19,7 @@ from cafleet.application.identity import proven
 from cafleet.application.lookups import refuse_deleted_fleet
 from cafleet.application.pane_titles import PaneTitles
 from cafleet.application.ports import (
+    AgentStarts,
     Clock,
     LaunchPad,
     LaunchPads,
@@ -33,7 +34,7 @@ from cafleet.application.readiness import StartWatch, StartWatcher
 from cafleet.application.relay import RelayClient, beat_of, no_relay
 from cafleet.domain.agent import Agent, CardKind
 from cafleet.domain.agent_homes import AgentHomes
-from cafleet.domain.agent_profiles import SPAWN_FILE, AgentProfiles, SpawnFacts, session_variables
+from cafleet.domain.agent_profiles import SPAWN_FILE, AgentProfiles, SpawnFacts, agent_sessions
 from cafleet.domain.agent_status import AgentStatus
 from cafleet.domain.coding_agents import (
     DEMO_AGENT_FLAGS,
@@ -152,6 +153,7 @@ class MemberSpawner:
         profiles: AgentProfiles | None = None,
         relay: RelayClient | None = None,
         titles: PaneTitles | None = None,
+        starts: AgentStarts | None = None,
     ) -> None:
         self._uow = uow
         self._clock = clock
@@ -164,6 +166,7 @@ class MemberSpawner:
         self._watcher = StartWatcher(clock)
         self._relay = relay  # None: a member is only ever spawned on this host
         self._titles = titles  # None: the pane keeps the title it was spawned with
+        self._starts = starts  # None: how an agent the caller runs under started is unknown
 
     def create(self, request: MemberRequest) -> MemberCreated:
         """Spawn on this host, or ask the relay of the host the pane must open on (after
@@ -247,13 +250,12 @@ class MemberSpawner:
             http_port=endpoint.port if endpoint else None,
         )
         env = member_environment(
-            self._context.caller_env,
+            self._inherited(),
             fleet_id=identity.fleet_id,
             agent_id=identity.agent_id,
             database_url=self._context.database_url,
             multiplexer=placement.backend,
             member_secret=checked.secret,
-            withheld=session_variables(),
             herdr_agent=profile.herdr_agent,
         )
         if server and endpoint:
@@ -272,6 +274,15 @@ class MemberSpawner:
             )
             pad.write(SPAWN_FILE, facts.text())
         return pad.launcher(argv, env, self._context.cwd)
+
+    def _inherited(self) -> dict[str, str]:
+        """The caller's environment less what the agents it runs under (as their tool) set
+        for their tools: each such variable as the agent was started with, or none."""
+        env = dict(self._context.caller_env)
+        for session in agent_sessions(env):
+            started = self._starts.environment(session.markers) if self._starts else None
+            env = session.handed_on(env, started)
+        return env
 
     def _await_ready(
         self,

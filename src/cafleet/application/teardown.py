@@ -1,5 +1,9 @@
 """Closing member panes: ask the agent to /exit, wait, and kill what does not leave.
 
+The exit is the user's request, so a question the agent asks before it leaves (Claude Code
+asks whether to stop its background work) is answered with the key that confirms the exit,
+read from the screen under the pane's send lock; any other dialog is never answered.
+
 Shared by `member delete` (one pane) and `fleet delete` (every member pane at once).
 The Director's pane is never handed to this module.
 
@@ -17,7 +21,8 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from cafleet.application.ports import Clock, PaneDrivers, PushTarget
-from cafleet.domain.delivery import DeliveryState, SkipReason
+from cafleet.domain.agent_profiles import EXIT_QUESTION_ROWS
+from cafleet.domain.delivery import BEFORE_ENTER, DeliveryState, SkipReason
 from cafleet.domain.errors import CafleetError
 from cafleet.domain.panes import PaneInfo, ours
 
@@ -34,6 +39,7 @@ class Closing(StrEnum):
     CLOSED = "closed"  # left after /exit
     KILLED = "killed"  # killed on request (--force)
     KILLED_NOT_AGENT = "killed-not-agent"  # the pane did not run the agent: never typed into
+    KILLED_AT_DIALOG = "killed-at-dialog"  # a dialog was on screen: /exit was never typed
     KILLED_AFTER_TIMEOUT = "killed-after-timeout"
     FAILED = "failed"  # could not be killed
     NOT_OURS = "not-ours"  # another pane has the id now (or, unrecorded, runs no agent): untouched
@@ -43,7 +49,7 @@ class Closing(StrEnum):
 class PaneClosing:
     target: PushTarget
     status: Closing
-    detail: str | None = None  # the foreground command, the kill error
+    detail: str | None = None  # the foreground command, the dialog, the kill error
     tail: str | None = None  # the last screen lines of a pane that ignored /exit
 
 
@@ -90,7 +96,16 @@ class PaneTeardown:
         if outcome.state is DeliveryState.FAILED:  # could not type /exit: close it anyway
             killed = self._kill(target, Closing.KILLED)
             return PaneClosing(target, killed.status, killed.detail or outcome.error)
-        command = (outcome.error or "").removeprefix("not-agent:")
+        reason = outcome.error or ""
+        if reason.startswith(SkipReason.dialog("")):
+            # the agent's own question on /exit (read as a dialog, even after Enter) is ours
+            # to answer; another dialog is never typed into, so the pane is closed as it is
+            if self._confirm_exit(target):
+                return None
+            killed = self._kill(target, Closing.KILLED_AT_DIALOG)
+            sign = reason.removeprefix(SkipReason.dialog("")).removesuffix(BEFORE_ENTER)
+            return PaneClosing(target, killed.status, killed.detail or sign)
+        command = reason.removeprefix("not-agent:")
         killed = self._kill(target, Closing.KILLED_NOT_AGENT)
         return PaneClosing(target, killed.status, killed.detail or command)
 
@@ -99,11 +114,33 @@ class PaneTeardown:
         deadline = self._clock.now() + timedelta(seconds=timeout)
         while True:
             for target in targets:
-                if target.pane_id not in gone and self._is_gone(target):
+                if target.pane_id in gone:
+                    continue
+                if self._is_gone(target):
                     gone.add(target.pane_id)
+                else:
+                    self._confirm_exit(target)
             if len(gone) == len(targets) or self._clock.now() >= deadline:
                 return gone
             self._clock.sleep(POLL_SECONDS)
+
+    def _confirm_exit(self, target: PushTarget) -> bool:
+        """Press the key that confirms the exit where the agent asks a question of its exit
+        command (e.g. about its background work); False when its screen shows none."""
+        profile = self._keystrokes.profile(target)
+        if not profile.exit_questions:
+            return False
+        driver = self._drivers(target.backend, target.socket, target.host)
+        try:
+            with self._keystrokes.holding(target):
+                if self._keystrokes.agent_problem(target, driver.pane(target.pane_id)):
+                    return False
+                key = profile.exit_key(driver.capture(target.pane_id, EXIT_QUESTION_ROWS))
+                if key is not None:
+                    driver.type_text(target.pane_id, key)
+        except (CafleetError, TimeoutError):
+            return False  # cannot tell now: the wait goes on, and kills the pane at its end
+        return key is not None
 
     def _is_gone(self, target: PushTarget) -> bool:
         driver = self._drivers(target.backend, target.socket, target.host)

@@ -3,8 +3,9 @@
 A profile says how to start the agent as a member (argv, the permission set-up that lets it
 run `cafleet` and no more than its mode allows), which foreground command names mean "the
 agent is running", how to tell that it has taken its first prompt, which screens are dialogs
-that typed text must never answer, the variables it sets for its own tools (never handed on
-to a member), how long to wait between a paste and Enter, and how it exits.
+that typed text must never answer, the variables it sets for its own tools (a member gets
+the user's own values instead), how long to wait between a paste and Enter, and how it
+exits (with the question it may ask first, which the exit confirms).
 
 Pure data and small functions: writing hook files, reading screens and waiting happen in
 adapters and services. The facts behind each value, measured with the versions in
@@ -60,6 +61,7 @@ CLAUDE_FLOOR = (
     *(f"Bash({runner}:*)" for runner in TEST_RUNNERS),
 )
 DIALOG_ROWS = 15  # a start-up screen: the whole dialog
+EXIT_QUESTION_ROWS = 40  # a question on exit, with the list it asks about
 # While the agent works, a dialog ends the screen with its keys line ("Esc to cancel"), and
 # the messages CAFleet typed stay above the composer: only the last rows may count.
 TYPING_DIALOG_ROWS = 3
@@ -274,6 +276,84 @@ class HttpFacts:
         return self.shell_path.format(session=session), {"agent": self.agent, "command": command}
 
 
+@dataclass(frozen=True)
+class ExitQuestion:
+    """A question the agent asks on its exit command before it leaves, and the option that
+    confirms the exit (Claude Code's "Background work is running", "1. Exit and stop tasks")."""
+
+    title: str  # lower-case words of the dialog
+    choice: str  # lower-case start of the option that exits
+
+    def key(self, screen: str) -> str | None:
+        """The key that chooses the exit: the number the screen shows before `choice`,
+        while the dialog is at the bottom of the screen (it lists every background task,
+        hence the larger window); else None."""
+        if _sign_at_bottom((self.title,), screen, "", EXIT_QUESTION_ROWS) is None:
+            return None
+        rows = [row for row in screen.lower().splitlines() if row.strip()][-EXIT_QUESTION_ROWS:]
+        for row in rows:
+            option = _NUMBERED_OPTION.search(row)
+            if option and " ".join(option.group(2).split()).startswith(self.choice):
+                return option.group(1)
+        return None
+
+
+_NUMBERED_OPTION = re.compile(r"(\d+)\.\s+(\S.*)")
+
+
+@dataclass(frozen=True)
+class SessionVariables:
+    """What the agent puts into the environment of its own tools, measured with the pinned
+    version (its shell tool's `env` against the environment the agent was started with).
+
+    A member must not inherit any of it from a Director (or relay) run under the agent: the
+    session's own variables (its ids, pid, sockets, markers) or the ordinary settings it
+    overrides for its tools (PAGER=cat, NO_COLOR, LC_ALL). Each gets the value the agent
+    itself was started with, i.e. what the user exported, or is dropped where that is unset
+    or cannot be read; PATH loses only the entries the agent added.
+    """
+
+    # in every tool's environment and never in the agent's own start: a caller holding one
+    # runs under the agent, and the nearest ancestor process without them is the agent
+    markers: tuple[str, ...] = ()
+    names: tuple[str, ...] = ()  # the session's own variables
+    prefixes: tuple[str, ...] = ()  # families of them
+    tool_settings: tuple[str, ...] = ()  # ordinary variables it overrides for its tools
+    # set by the agent's own launcher before it starts (so its start holds them too)
+    launcher_prefixes: tuple[str, ...] = ()
+    path_entries: tuple[str, ...] = ()  # last names of the PATH entries it adds
+
+    def runs(self, env: Mapping[str, str]) -> bool:
+        """Whether `env` is the environment of one of the agent's tools."""
+        return any(marker in env for marker in self.markers)
+
+    def owns(self, name: str) -> bool:
+        return (
+            name in self.markers
+            or name in self.names
+            or name in self.tool_settings
+            or name.startswith(self.prefixes + self.launcher_prefixes)
+        )
+
+    def handed_on(
+        self, env: Mapping[str, str], started_with: Mapping[str, str] | None
+    ) -> dict[str, str]:
+        """`env` less this agent's variables, each back at the value in `started_with` (the
+        agent's own start environment; None: unknown, so dropped)."""
+        kept = {name: value for name, value in env.items() if not self.owns(name)}
+        if started_with is not None:
+            kept |= {
+                name: value
+                for name, value in started_with.items()
+                if self.owns(name) and not name.startswith(self.launcher_prefixes)
+            }
+        if "PATH" in kept:
+            entries = kept["PATH"].split(":")
+            own = [e for e in entries if e.rstrip("/").rpartition("/")[2] in self.path_entries]
+            kept["PATH"] = ":".join(e for e in entries if e not in own)
+        return kept
+
+
 # What the pane's multiplexer offers whatever agent runs there (herdr's own prompt): not a
 # fact of any agent, so no profile lists it; each is tried only on its multiplexer's panes.
 PANE_CHANNELS: tuple[Channel, ...] = (Channel.HERDR_PROMPT,)
@@ -304,9 +384,11 @@ class AgentProfile:
     composer_marks: tuple[str, ...] = ()
     # or the box the composer is drawn in, for an agent whose transcript uses the same border
     composer_box: ComposerBox | None = None
-    session_variables: tuple[str, ...] = ()  # set by the agent for its tools; never inherited
+    session: SessionVariables = SessionVariables()  # what it sets for its tools
     extra_args: tuple[str, ...] = ()
     exit_text: str = "/exit"
+    # what the agent may ask before it exits; the exit was asked for, so it is confirmed
+    exit_questions: tuple[ExitQuestion, ...] = ()
     notes: str = ""  # one line for `cafleet doctor`
     http: HttpFacts | None = None  # the agent's own HTTP server, where it has one
     # how a message reaches the agent without keystrokes, tried in order before `keys`
@@ -379,6 +461,11 @@ class AgentProfile:
         (the text being typed, shown in the composer) contains is not a dialog's.
         """
         return _sign_at_bottom(self.dialog_signs, screen, ignoring, rows)
+
+    def exit_key(self, screen: str) -> str | None:
+        """The key confirming the exit one of the agent's exit questions on `screen` asks
+        about, if one does."""
+        return next(filter(None, (q.key(screen) for q in self.exit_questions)), None)
 
     def pause_before_enter(self, shell: bool) -> float:
         """The submit delay for this text: a typed `!` command waits at least the longer one."""
@@ -575,8 +662,36 @@ PROFILES: Mapping[CodingAgent, AgentProfile] = {
             "esc to cancel",
         ),
         composer_marks=("❯",),  # the composer's row: `❯ TEXT`
-        session_variables=("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SSE_PORT"),
+        session=SessionVariables(
+            markers=("CLAUDECODE",),
+            names=(
+                "AI_AGENT",
+                "CLAUDE_CODE_ENTRYPOINT",
+                "CLAUDE_CODE_EXECPATH",
+                "CLAUDE_CODE_INVOKED_SKILLS",
+                "CLAUDE_CODE_SSE_PORT",
+                "CLAUDE_CODE_STARTER_MAY_HOLD_CONNECTOR_FILE",
+                "CLAUDE_CODE_TMPDIR",
+                "CLAUDE_EFFORT",
+                "CLAUDE_PID",
+                "TRACEPARENT",
+            ),
+            prefixes=("CLAUDE_CODE_SESSION_", "CLAUDE_CODE_CHILD_", "CLAUDE_CODE_MESSAGING_"),
+            tool_settings=(
+                "BUN_OPTIONS",
+                "COREPACK_ENABLE_AUTO_PIN",
+                "GIT_CONFIG_PARAMETERS",
+                "GIT_EDITOR",
+                "NoDefaultCurrentDirectoryInExePath",
+                "SHELL",
+                "TEMP",
+                "TMP",
+                "TMPDIR",
+                "TMPPREFIX",
+            ),
+        ),
         notes="dontAsk with the floor's rules (cafleet, edits, tests, commits); hooks take mail",
+        exit_questions=(ExitQuestion("background work is running", "exit and stop tasks"),),
         channels=(Channel.CLAUDE_HOOK,),
         hook_statuses={
             "prompt": AgentStatus.WORKING,
@@ -603,7 +718,28 @@ PROFILES: Mapping[CodingAgent, AgentProfile] = {
             "press enter to confirm or esc to cancel",  # a command, edit or permission approval
         ),
         composer_marks=("›",),  # `› TEXT`, or its placeholder `› Ask Codex to do anything`
-        session_variables=("CODEX_SANDBOX", "CODEX_SANDBOX_NETWORK_DISABLED", "CODEX_THREAD_ID"),
+        session=SessionVariables(
+            markers=("CODEX_THREAD_ID", "CODEX_SESSION_ID"),
+            names=(
+                "CODEX_APPLY_PATCH_PRESERVE_LINE_ENDINGS",
+                "CODEX_CI",
+                "CODEX_TOOL_CALL_ID",
+                "CODEX_VERSION",
+            ),
+            prefixes=("CODEX_SANDBOX",),
+            tool_settings=(
+                "COLORTERM",
+                "GH_PAGER",
+                "GIT_PAGER",
+                "LC_ALL",
+                "LC_CTYPE",
+                "NO_COLOR",
+                "PAGER",
+                "TERM",
+            ),
+            launcher_prefixes=("CODEX_MANAGED_",),  # its npm wrapper's
+            path_entries=("codex-path",),  # its helper programs, first on the tools' PATH
+        ),
         notes="no daemon, no login shell; workspace-write that reaches tmux, the db and .git",
         channels=(Channel.CODEX_QUEUE,),
         config_home=ConfigHome("CODEX_HOME", ".codex"),
@@ -623,7 +759,17 @@ PROFILES: Mapping[CodingAgent, AgentProfile] = {
         shell_busy_signs=("esc interrupt", "esc again to interrupt"),
         # its permission dialog: "△ Permission required" ... "Allow once  Allow always  Reject"
         dialog_signs=("permission required", "allow always"),
-        session_variables=("OPENCODE", "OPENCODE_PID"),
+        session=SessionVariables(
+            markers=("OPENCODE_PID",),
+            names=(
+                "AGENT",
+                "OPENCODE",
+                "OPENCODE_LOG_LEVEL",
+                "OPENCODE_PRINT_LOGS",
+                "OPENCODE_PURE",
+            ),
+            tool_settings=("npm_config_user_agent",),
+        ),
         notes="the cafleet agent preset holds the permission floor; its HTTP server says busy",
         http=HttpFacts(
             "OPENCODE_SERVER_PASSWORD",
@@ -650,9 +796,9 @@ PROFILES: Mapping[CodingAgent, AgentProfile] = {
 }
 
 
-def session_variables() -> frozenset[str]:
-    """Variables any agent sets for its own tools: a member never inherits them."""
-    return frozenset(name for p in PROFILES.values() for name in p.session_variables)
+def agent_sessions(env: Mapping[str, str]) -> tuple[SessionVariables, ...]:
+    """The sessions of the agents whose tool `env` is (one, or nested ones)."""
+    return tuple(p.session for p in PROFILES.values() if p.session.runs(env))
 
 
 # --- the spawn prompt on screen ------------------------------------------------------------

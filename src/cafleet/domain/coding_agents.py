@@ -446,23 +446,22 @@ def member_environment(
     database_url: str,
     multiplexer: Multiplexer,
     member_secret: str,
-    withheld: Iterable[str] = (),
     herdr_agent: str | None = None,
 ) -> dict[str, str]:
     """The whole environment of a new member: the Director's (API keys, agent homes, XDG
     directories, proxies, PATH), less what must not leak, plus the member's identity and
     the secret that proves it (domain/identity.py).
 
-    `withheld` names more variables to drop (the coding agents' own session markers); the
+    `caller_env` is already without what the agents the caller runs under set for their
+    tools (`SessionVariables.handed_on`); the
     caller's CAFLEET_* settings travel so the member talks to the same broker the same way;
     `database_url` must already carry an absolute path. On herdr, `herdr_agent` (the
     profile's name for the agent) becomes HERDR_AGENT, herdr's agent-identity hint.
     """
-    dropped = WITHHELD_VARIABLES | set(withheld)
     env = {
         key: value
         for key, value in caller_env.items()
-        if key not in dropped and not key.startswith(WITHHELD_PREFIXES)
+        if key not in WITHHELD_VARIABLES and not key.startswith(WITHHELD_PREFIXES)
     }
     env |= {
         "CAFLEET_FLEET_ID": str(fleet_id),

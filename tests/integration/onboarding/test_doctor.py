@@ -52,6 +52,7 @@ def test_doctor_outside_a_multiplexer_prints_every_section_and_exits_1(installed
         "database:",
         "skills:",
         "agents:",
+        "as the Director (docs/agents.md):",
         "hosts:",
         "on PATH:",
         "next: run cafleet inside a tmux (or herdr) pane",
@@ -81,7 +82,8 @@ def test_doctor_json_outside_a_multiplexer(installed, cli_version):
     report = json.loads(result.stdout)
     assert result.stdout == json.dumps(report, separators=(",", ":"), ensure_ascii=False) + "\n"
     assert list(report) == [
-        "ok", "multiplexer", "database", "skills", "agents", "hosts", "on_path", "next"
+        "ok", "multiplexer", "database", "skills", "agents", "director", "hosts", "on_path",
+        "next",
     ]  # fmt: skip
     assert report["hosts"] == {"this_host": os.uname().nodename, "hosts": []}
     assert report["next"] == "run cafleet inside a tmux (or herdr) pane"
@@ -487,3 +489,24 @@ def test_doctor_agents_do_not_decide_the_exit_code(installed, private_tmux):
     report = json.loads(result.stdout)
     assert report["ok"] is True
     assert [a["binary"] for a in report["agents"]] == [None, None, None]
+
+
+def test_doctor_says_what_each_agent_needs_to_run_cafleet_as_the_director(installed):
+    settings = installed.agent_home("claude") / "settings.json"
+    config = installed.home / ".codex" / "config.toml"
+
+    before = section(installed.run("doctor").stdout, "as the Director (docs/agents.md)")
+    settings.write_text('{"permissions": {"allow": ["Bash(cafleet:*)"]}}')
+    after = json.loads(installed.run("--json", "doctor").stdout)["director"]
+
+    roots = f'"{installed.db_path.parent}", "{installed.env["XDG_RUNTIME_DIR"]}/cafleet"'
+    assert before == [
+        f'  claude: missing: add "Bash(cafleet:*)" to permissions.allow in {settings}',
+        f"  codex: missing: set network_access = true and writable_roots = [{roots}] under"
+        f" [sandbox_workspace_write] in {config}",
+    ]
+    assert after[0] == {
+        "coding_agent": "claude",
+        "granted": True,
+        "detail": f"allow rule for cafleet in {settings}",
+    }

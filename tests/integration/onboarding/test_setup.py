@@ -16,6 +16,7 @@ SCHEMA_MISSING = (
     " 'cafleet setup db' first"
 )
 SKILL_NAMES = ("cafleet", "cafleet-design-doc", "cafleet-research")
+DIRECTOR_HINTS = "To run a coding agent as the Director (docs/agents.md):"
 SKILLS_DIR_SHOWN = {
     "claude": "~/.claude/skills",
     "codex": "~/.codex/skills",
@@ -27,6 +28,24 @@ def installed_line(agent, version):
     return (
         f"{agent}: installed cafleet, cafleet-design-doc, cafleet-research (v{version})"
         f" -> {SKILLS_DIR_SHOWN[agent]}"
+    )
+
+
+def claude_hint(sandbox):
+    """What bare setup says a Claude Code Director needs (a claude home is there)."""
+    settings = sandbox.agent_home("claude") / "settings.json"
+    return [
+        DIRECTOR_HINTS,
+        f'  claude: add "Bash(cafleet:*)" to permissions.allow in {settings}',
+    ]
+
+
+def codex_hint(sandbox):
+    config = sandbox.agent_home("codex") / "config.toml"
+    roots = f'"{sandbox.db_path.parent}", "{sandbox.env["XDG_RUNTIME_DIR"]}/cafleet"'
+    return (
+        f"  codex: set network_access = true and writable_roots = [{roots}] under"
+        f" [sandbox_workspace_write] in {config}"
     )
 
 
@@ -56,6 +75,7 @@ def test_bare_setup_prints_db_line_then_one_line_per_detected_home(
         f"Created {sandbox.db_path} and applied migrations to head (0012).",
         installed_line("claude", cli_version),
         installed_line("opencode", cli_version),
+        *claude_hint(sandbox),
     ]
     assert_skill_trees(sandbox, "claude", bundle_dir)
     assert_skill_trees(sandbox, "opencode", bundle_dir)
@@ -81,7 +101,24 @@ def test_bare_setup_detects_homes_in_claude_codex_opencode_order(sandbox, cli_ve
 
     lines = sandbox.ok("setup").splitlines()
 
-    assert lines[1:] == [installed_line(a, cli_version) for a in ("claude", "codex", "opencode")]
+    assert lines[1:] == [
+        *(installed_line(a, cli_version) for a in ("claude", "codex", "opencode")),
+        *claude_hint(sandbox),
+        codex_hint(sandbox),
+    ]
+
+
+def test_bare_setup_says_nothing_of_a_director_grant_the_agents_settings_have(sandbox):
+    sandbox.make_agent_homes("claude", "codex")
+    (sandbox.agent_home("claude") / "settings.json").write_text(
+        '{"permissions": {"allow": ["Bash(cafleet:*)"]}}'
+    )
+    roots = f'["{sandbox.db_path.parent}", "{sandbox.env["XDG_RUNTIME_DIR"]}/cafleet"]'
+    (sandbox.agent_home("codex") / "config.toml").write_text(
+        f"[sandbox_workspace_write]\nnetwork_access = true\nwritable_roots = {roots}\n"
+    )
+
+    assert DIRECTOR_HINTS not in sandbox.ok("setup")
 
 
 def test_bare_setup_twice_is_idempotent_and_refreshes_the_install_time(sandbox, cli_version):
@@ -94,6 +131,7 @@ def test_bare_setup_twice_is_idempotent_and_refreshes_the_install_time(sandbox, 
     assert second.splitlines() == [
         "Already at head (0012); nothing to do.",
         installed_line("claude", cli_version),
+        *claude_hint(sandbox),
     ]
     (again,) = sandbox.sql("SELECT installed_at FROM skill_installs")
     assert again >= first

@@ -31,7 +31,7 @@ from cafleet.application.keystrokes import KeystrokeSender
 from cafleet.application.lifecycle import MemberRemoval
 from cafleet.application.member_panes import MemberPanes
 from cafleet.application.messaging import START_WAIT_SECONDS, MessagingService
-from cafleet.application.ports import Notifier, PaneLocks, PushTarget, QueueDrains
+from cafleet.application.ports import AgentStarts, Notifier, PaneLocks, PushTarget, QueueDrains
 from cafleet.application.relay import RelayClient
 from cafleet.application.resumption import PaneResumption
 from cafleet.application.spawning import MemberSpawner, SpawnContext
@@ -358,6 +358,7 @@ class PaneRig:
         programs: FakePrograms,
         context: SpawnContext,
         preset: PresetRecorder | None = None,
+        starts: AgentStarts | None = None,
     ) -> MemberSpawner:
         return MemberSpawner(
             self.store,
@@ -368,6 +369,7 @@ class PaneRig:
             preset or PresetRecorder(),
             self.pads,
             self.profiles(),
+            starts=starts,
         )
 
     # -- building the world

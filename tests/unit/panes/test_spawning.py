@@ -6,11 +6,13 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
+from cafleet.adapters.fake.agent_starts import FakeAgentStarts
 from cafleet.adapters.fake.launch_pads import FakeLaunchPad
 from cafleet.application.fleets import FleetCreated
 from cafleet.application.ports import LauncherStatus
@@ -56,8 +58,7 @@ CALLER_ENV = {
     "HERDR_SOCKET_PATH": "/fake/herdr.sock",
     "CLAUDECODE": "1",
     "CLAUDE_CODE_ENTRYPOINT": "cli",
-    "CODEX_SANDBOX": "seatbelt",
-    "OPENCODE": "1",
+    "CLAUDE_CODE_SESSION_ID": "3125912a-26dc-48da-8629-7b86a15412ee",
 }
 MEMBER_ENV_FROM_CALLER = {
     "PATH": "/fake/bin:/usr/bin",
@@ -98,6 +99,7 @@ class Spawning:
         self.made: FleetCreated = rig.fleet(director_agent)
         self.programs = FakePrograms(BINARIES, {"/fake/bin/demo-agent": "#!/usr/bin/env python3"})
         self.preset = PresetRecorder()
+        self.starts: FakeAgentStarts | None = None
         self.context = SpawnContext(
             caller_env=CALLER_ENV,
             cwd=CWD,
@@ -118,7 +120,7 @@ class Spawning:
         return self.made.director.agent_id
 
     def spawner(self) -> MemberSpawner:
-        return self.rig.spawner(self.programs, self.context, self.preset)
+        return self.rig.spawner(self.programs, self.context, self.preset, self.starts)
 
     def request(self, **changes: object) -> MemberRequest:
         fields: dict[str, object] = {
@@ -233,6 +235,68 @@ def test_the_member_gets_the_callers_whole_environment_less_what_must_not_leak(
         "CAFLEET_MULTIPLEXER": "tmux",
     }
     assert len(secret) >= 40  # 256 random bits
+
+
+# a Claude Code Director's tool (2.1.332): what the user exported, plus what Claude Code set
+USER_EXPORTS = {"PATH": "/home/me/bin:/usr/bin", "HOME": "/home/me", "PAGER": "less"}
+CLAUDE_TOOL = USER_EXPORTS | {
+    "CLAUDECODE": "1",
+    "CLAUDE_CODE_SESSION_ID": "3125912a-26dc-48da-8629-7b86a15412ee",
+    "CLAUDE_CODE_CHILD_SESSION": "1",
+    "CLAUDE_CODE_MESSAGING_SOCKET": "/tmp/cc-socks/11599.sock",
+    "CLAUDE_CODE_MESSAGING_TOKEN": "c000750e7070f126ee3ef953da5a9909",
+    "CLAUDE_PID": "11599",
+    "GIT_EDITOR": "true",
+}
+# a Codex Director's tool (0.171.0, in its sandbox)
+CODEX_TOOL = USER_EXPORTS | {
+    "CODEX_THREAD_ID": "01a251ea",
+    "CODEX_SESSION_ID": "01a251ea",
+    "CODEX_TOOL_CALL_ID": "call_000003",
+    "CODEX_CI": "1",
+    "NO_COLOR": "1",
+    "PAGER": "cat",
+    "LC_ALL": "C.UTF-8",
+    "PATH": "/opt/codex/vendor/codex-path:/home/me/bin:/usr/bin",
+}
+
+
+def spawned_env(spawning: Spawning, caller: dict[str, str]) -> dict[str, str]:
+    spawning.context = replace(spawning.context, caller_env=caller)
+    created = spawning.create()
+    env = dict(spawning.rig.pad(created.agent.agent_id).env)
+    return {k: v for k, v in env.items() if not k.startswith("CAFLEET_")}
+
+
+def test_a_member_of_a_claude_code_director_gets_what_the_user_started_it_with(
+    spawning: Spawning,
+) -> None:
+    spawning.starts = FakeAgentStarts({"CLAUDECODE": USER_EXPORTS})
+
+    assert spawned_env(spawning, CLAUDE_TOOL) == USER_EXPORTS
+    assert spawning.starts.asked == [("CLAUDECODE",)]
+
+
+def test_a_tool_setting_comes_back_as_the_user_exported_it(spawning: Spawning) -> None:
+    spawning.starts = FakeAgentStarts({"CODEX_THREAD_ID": USER_EXPORTS})
+
+    assert spawned_env(spawning, CODEX_TOOL) == USER_EXPORTS  # PAGER=less, no NO_COLOR
+
+
+def test_where_the_agents_start_is_unknown_its_variables_are_dropped(spawning: Spawning) -> None:
+    """A sandbox with its own pid namespace hides the Codex Director's own process."""
+    spawning.starts = FakeAgentStarts({"CODEX_THREAD_ID": None})
+
+    bare = {"PATH": "/home/me/bin:/usr/bin", "HOME": "/home/me"}  # no PAGER, NO_COLOR, LC_ALL
+    assert spawned_env(spawning, CODEX_TOOL) == bare
+
+
+def test_a_director_in_a_plain_shell_hands_on_everything_it_exported(spawning: Spawning) -> None:
+    spawning.starts = FakeAgentStarts({})
+    exported = USER_EXPORTS | {"NO_COLOR": "1", "LC_ALL": "C", "AGENT": "mine"}
+
+    assert spawned_env(spawning, exported) == exported
+    assert spawning.starts.asked == []
 
 
 @pytest.mark.parametrize(

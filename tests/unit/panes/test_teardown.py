@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from cafleet.adapters.fake.pane_driver import FakePane
 from cafleet.application.teardown import Closing, PaneClosing
 from cafleet.domain.errors import Unavailable
 from cafleet.domain.placement import CodingAgent
@@ -169,3 +170,99 @@ def test_an_unreadable_pane_during_the_wait_is_asked_about_again(rig: PaneRig) -
 
     assert closing.status is Closing.CLOSED
     assert rig.clock.slept == [CLAUDE_DELAY, POLL, POLL]
+
+
+# Claude Code 2.1.332 on /exit while a background task runs (the composer is gone)
+BACKGROUND_QUESTION = [
+    "✻ Baked for 3s · done 7:15 PM · 1 shell still running",
+    "▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔▔",
+    "  Background work is running",
+    "  The following will stop when you exit:",
+    "  shell · Run the scripted command",
+    "  ❯ 1. Exit and stop tasks",
+    "    2. Move to background and exit",
+    "    3. Stay",
+    "  Enter to confirm · Esc to cancel",
+]
+
+
+def ask_about_background_work(rig: PaneRig, pane: FakePane) -> None:
+    """The pane asks about its background work when /exit is submitted, and closes once
+    the key of "Exit and stop tasks" is typed."""
+
+    def on_submit(asked: FakePane, submitted: str) -> None:
+        if submitted == "/exit" and asked is pane:
+            pane.screen = list(BACKGROUND_QUESTION)
+
+    rig.driver.on_submit = on_submit
+    original = rig.driver.type_text
+
+    def type_text(pane_id: str, value: str) -> None:
+        original(pane_id, value)
+        if pane_id == pane.pane_id and pane.screen == BACKGROUND_QUESTION and value == "1":
+            rig.driver.panes.pop(pane_id)
+
+    rig.driver.type_text = type_text  # type: ignore[method-assign]
+
+
+def test_the_question_about_background_work_is_answered_with_its_exit_key(
+    rig: PaneRig,
+) -> None:
+    pane = rig.driver.add_pane("claude")
+    pane.screen = ["❯ "]
+    ask_about_background_work(rig, pane)
+
+    [closing] = rig.teardown().graceful([target(pane.pane_id)], timeout=15)
+
+    assert closing == PaneClosing(target(pane.pane_id), Closing.CLOSED)
+    assert pane.typed == [text("/exit"), ENTER, text("1")]
+
+
+def test_the_question_seen_while_waiting_is_answered_once_it_shows(rig: PaneRig) -> None:
+    pane = rig.driver.add_pane("claude")
+    pane.screen = ["❯ "]
+    ask_about_background_work(rig, pane)
+    rig.driver.on_submit = None  # the question comes a moment after the Enter
+    rig.clock.after(2.0, lambda: setattr(pane, "screen", list(BACKGROUND_QUESTION)))
+
+    [closing] = rig.teardown().graceful([target(pane.pane_id)], timeout=15)
+
+    assert closing.status is Closing.CLOSED
+    assert pane.typed == [text("/exit"), ENTER, text("1")]
+
+
+def test_the_exit_key_is_the_number_the_screen_shows(rig: PaneRig) -> None:
+    pane = rig.driver.add_pane("claude")
+    pane.screen = [row.replace("1. Exit", "2. Exit").replace("2. Move", "1. Move")
+                   for row in BACKGROUND_QUESTION]  # fmt: skip
+
+    [closing] = rig.teardown().graceful([target(pane.pane_id)], timeout=1)
+
+    assert text("2") in pane.typed and text("1") not in pane.typed
+    assert closing.status is Closing.KILLED_AFTER_TIMEOUT  # the fake never leaves
+
+
+def test_a_permission_dialog_is_never_answered_and_is_named_when_the_pane_is_killed(
+    rig: PaneRig,
+) -> None:
+    pane = rig.driver.add_pane("claude")
+    pane.screen = ["Bash command", "  touch x", "Do you want to proceed?", "❯ 1. Yes",
+                   "  2. No", "Esc to cancel · Tab to amend"]  # fmt: skip
+
+    [closing] = rig.teardown().graceful([target(pane.pane_id)], timeout=15)
+
+    assert (closing.status, closing.detail) == (Closing.KILLED_AT_DIALOG, "esc to cancel")
+    assert pane.typed == []
+    assert pane.pane_id not in rig.driver.panes
+
+
+def test_an_agent_without_exit_questions_is_never_typed_a_digit(rig: PaneRig) -> None:
+    pane = rig.driver.add_pane("node", argv=("node", "/x/node_modules/.bin/codex"))
+    pane.screen = list(BACKGROUND_QUESTION[:-1])
+
+    codex = target(pane.pane_id, coding_agent=CodingAgent.CODEX)
+
+    [closing] = rig.teardown().graceful([codex], timeout=1)
+
+    assert closing.status is Closing.KILLED_AFTER_TIMEOUT
+    assert pane.typed == [text("/exit"), ENTER]

@@ -32,6 +32,7 @@ def doctor(ctx: click.Context) -> None:
         "database": _database(components),
         "skills": _skills(components),
         "agents": _agents(components),
+        "director": _director(components),
     }
     report["hosts"] = _hosts(components, report["database"])
     report["on_path"] = _on_path(components)
@@ -202,6 +203,15 @@ def _agents(components: Components) -> list[dict[str, Any]]:
     return agents
 
 
+def _director(components: Components) -> list[dict[str, Any]]:
+    """What Claude Code and Codex need in their own settings to run `cafleet` as the
+    Director, and whether they have it (not counted as a problem: either may not be used)."""
+    return [
+        {"coding_agent": g.coding_agent.value, "granted": g.granted, "detail": g.line}
+        for g in components.director_grants()
+    ]
+
+
 def _on_path(components: Components) -> dict[str, str | None]:
     """Where each agent binary is, the demo agent's included (None: not on PATH)."""
     from cafleet.adapters.programs import SystemPrograms
@@ -312,6 +322,10 @@ def _text(report: dict[str, Any]) -> str:
                 indent="    ",
             )
         )
+    lines.append("as the Director (docs/agents.md):")
+    for grant in report["director"]:
+        mark = "ok" if grant["granted"] else "missing"
+        lines.append(f"  {grant['coding_agent']}: {mark}: {grant['detail']}")
     lines += _hosts_text(report["hosts"])
     lines.append("on PATH:")
     width = max(map(len, report["on_path"])) + 2

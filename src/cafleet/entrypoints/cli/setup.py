@@ -38,6 +38,7 @@ def setup(ctx: click.Context) -> None:
             failed.append(half)
     if failed:
         fail(f"{' and '.join(failed)} half failed")
+    _director_hints(ctx)
 
 
 def _setup_db() -> None:
@@ -78,6 +79,25 @@ def _setup_skills(ctx: click.Context, agents: tuple[str, ...]) -> None:
             click.echo(escaped(note))
 
     components.skills().install([SkillHome(a) for a in agents], on_installed=report)
+
+
+def _director_hints(ctx: click.Context) -> None:
+    """What an installed Claude Code or Codex still needs in its own settings to be the
+    Director: the user adds it (CAFleet never edits an agent's settings)."""
+    from cafleet.domain.skills import SkillHome
+
+    components = app_of(ctx).components
+    grants = components.director_grants()
+    homes = components.agent_homes
+    missing = [
+        g
+        for g in grants
+        if not g.granted and homes.config_home(SkillHome(g.coding_agent.value)).is_dir()
+    ]
+    if missing:
+        click.echo("To run a coding agent as the Director (docs/agents.md):")
+    for grant in missing:
+        click.echo(f"  {grant.coding_agent.value}: {grant.line}")
 
 
 @setup.command(
