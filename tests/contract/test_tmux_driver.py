@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from cafleet.adapters.tmux import driver as tmux_driver
-from cafleet.domain.panes import PaneGone
+from cafleet.domain.errors import Unavailable
+from cafleet.domain.panes import PaneGone, ServerGone
 
 from .backends import TmuxBackend
 
@@ -148,3 +149,17 @@ def test_what_the_server_cannot_read_is_not_told(tmux: TmuxBackend) -> None:
 
     assert tmux.tmux_driver._foregrounds_on_server([gone]) == {gone: None}
     assert set(tmux.raw("list-panes", "-a", "-F", "#{pane_in_mode}").split()) == {"0"}
+
+
+def test_a_server_that_no_longer_runs_is_gone_and_a_missing_binary_is_not(
+    tmp_path: Path,
+) -> None:
+    # a pane's server is gone (nothing listens at its socket): its panes went with it
+    gone = tmux_driver.TmuxPaneDriver(socket=str(tmp_path / "no-such-server"))
+    with pytest.raises(ServerGone):
+        gone.pane("%0")
+    # no tmux at all says nothing about the server: not taken for a server that is gone
+    missing = tmux_driver.TmuxPaneDriver(socket=str(tmp_path / "s"), binary="/nonexistent/tmux")
+    with pytest.raises(Unavailable) as raised:
+        missing.pane("%0")
+    assert not isinstance(raised.value, ServerGone)

@@ -148,10 +148,14 @@ class Director:
             f"You are {name}. FLEET ID: {{fleet_id}}. YOUR MEMBER ID: {{agent_id}}."
             f" DIRECTOR ID: {{director_agent_id}}. {then}"
         )
-        command = (
-            f"cafleet member create --fleet-id {self.fleet.fleet_id} --agent-id"
-            f" {self.fleet.director} --name {name} --description '{agent} member'"
-            f" --coding-agent {agent} {' '.join(options)} --text '{prompt}'"
+        command = " ".join(
+            (
+                f"cafleet member create --fleet-id {self.fleet.fleet_id} --agent-id"
+                f" {self.fleet.director} --name {name} --description '{agent} member'"
+                f" --coding-agent {agent}",
+                *options,
+                f"--text '{prompt}'",
+            )
         )
         out = self.run(command, timeout=TURN_TIMEOUT + 120)
         found = re.search(r"^(\d+) \S+ coding_agent=\S+ pane=(%\d+)", out, re.M)

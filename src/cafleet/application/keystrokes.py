@@ -35,7 +35,7 @@ from cafleet.domain.agent_profiles import TYPING_DIALOG_ROWS, AgentProfile, Agen
 from cafleet.domain.delivery import BEFORE_ENTER, Channel, PushOutcome, Residue, SkipReason
 from cafleet.domain.digests import sha256_hex
 from cafleet.domain.errors import CafleetError
-from cafleet.domain.panes import Key, PaneGone, PaneInfo, agent_check, ours
+from cafleet.domain.panes import Key, PaneGone, PaneInfo, ServerGone, agent_check, ours
 from cafleet.domain.placement import CodingAgent
 from cafleet.domain.preview import one_line
 
@@ -101,7 +101,7 @@ class _Job:
         self.stop(PushOutcome.skipped(reason, self.target.backend.value, self.pane))
 
     def fail(self, error: CafleetError) -> None:
-        if isinstance(error, PaneGone):
+        if isinstance(error, PaneGone | ServerGone):  # settled: nothing is left to wait for
             self.skip(SkipReason.PANE_GONE)
         else:
             self.stop(PushOutcome.failed(error.message, self.target.backend.value, self.pane))

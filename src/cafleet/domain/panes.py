@@ -69,6 +69,11 @@ class PaneGone(NotFound):
         self.pane_id = pane_id
 
 
+class ServerGone(Unavailable):
+    """The multiplexer server that had the pane is not running (no socket, or nobody listens
+    at it): the pane went with it. A server that is slow or refuses this process is not."""
+
+
 class PaneElsewhere(Unavailable):
     """A pane recorded on another machine: its pane id means nothing on this one."""
 

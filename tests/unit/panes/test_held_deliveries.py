@@ -299,7 +299,7 @@ def test_an_enter_answered_late_counts_as_sent_and_nothing_is_typed_again(team: 
 def test_a_drainer_stops_watching_a_pane_that_does_not_answer_long_before_its_bound(
     team: Team,
 ) -> None:
-    team.rig.driver.unreachable = "no server running"  # its server is gone, or stalled
+    team.rig.driver.unreachable = "server stalled"
     task = team.order("x")
     started = team.rig.clock.now()
 
@@ -308,6 +308,14 @@ def test_a_drainer_stops_watching_a_pane_that_does_not_answer_long_before_its_bo
     waited = (team.rig.clock.now() - started).total_seconds()
     assert UNANSWERED_WATCH_SECONDS <= waited <= UNANSWERED_WATCH_SECONDS + 2 * HOLD_POLL_SECONDS
     assert team.rig.deliveries(task)[-1].state is DeliveryState.PENDING  # left to the next
+
+
+def test_a_pane_whose_server_no_longer_runs_is_gone_not_held(team: Team) -> None:
+    team.rig.driver.server_gone = True  # no socket, or nobody listens at it
+
+    task = team.order("x")
+
+    assert ledger(team.rig, task) == [(KEYS, "skipped", "pane-gone")]
 
 
 def test_a_pane_that_keeps_failing_is_given_up_after_its_time(team: Team) -> None:

@@ -26,6 +26,7 @@ from cafleet.domain.panes import (
     PaneGone,
     PaneInfo,
     PromptAnswer,
+    ServerGone,
     without_escapes,
 )
 from cafleet.domain.placement import Multiplexer
@@ -92,7 +93,8 @@ class FakePaneDriver(PaneDriver, PaneBatches, PaneLabels):
     def __init__(self, backend: Multiplexer = Multiplexer.TMUX) -> None:
         self.backend = backend
         self.panes: dict[str, FakePane] = {}
-        self.unreachable: str | None = None  # set to a reason to simulate a dead server
+        self.unreachable: str | None = None  # set to a reason to simulate a stalled server
+        self.server_gone = False  # set to simulate a server that no longer runs
         self.on_submit: Callable[[FakePane, str], None] | None = None
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
@@ -223,6 +225,8 @@ class FakePaneDriver(PaneDriver, PaneBatches, PaneLabels):
     def _reach(self) -> None:
         with self._lock:
             self.calls += 1
+        if self.server_gone:
+            raise ServerGone(f"cannot reach the {self.backend.value} server: no server running")
         if self.unreachable is not None:
             raise Unavailable(f"cannot reach the {self.backend.value} server: {self.unreachable}")
 

@@ -24,7 +24,7 @@ from cafleet.adapters.foreground import foreground_argv, shows_terminal
 from cafleet.adapters.tmux.server_reads import parsed, read_command
 from cafleet.application.ports import PaneBatches, PaneDriver, PaneLabels, Typing
 from cafleet.domain.errors import CafleetError, Unavailable
-from cafleet.domain.panes import Key, PaneGone, PaneInfo, PromptAnswer, is_runtime
+from cafleet.domain.panes import Key, PaneGone, PaneInfo, PromptAnswer, ServerGone, is_runtime
 from cafleet.domain.placement import Multiplexer, PaneLocation
 
 TIMEOUT_SECONDS = 5
@@ -44,6 +44,8 @@ PANE_FORMAT = (  # the title last: it is the one field that may hold anything bu
 KEY_NAMES = {Key.ENTER: "Enter", Key.ESCAPE: "Escape"}
 _GONE_SIGNS = ("can't find pane", "no such pane", "can't find window")
 _UNREACHABLE_SIGNS = ("no server running", "error connecting to", "failed to connect")
+# of those, the ones that say no server runs there (not one that is slow or refuses us)
+_SERVER_GONE_SIGNS = ("no server running", "no such file or directory", "connection refused")
 
 
 class TmuxPaneDriver(PaneDriver, PaneBatches, PaneLabels):
@@ -327,6 +329,8 @@ class TmuxPaneDriver(PaneDriver, PaneBatches, PaneLabels):
             )
         except subprocess.TimeoutExpired:
             raise Unavailable(f"tmux {args[0]} timed out after {TIMEOUT_SECONDS}s") from None
+        except OSError as exc:  # the binary went away (or never was) since it was found
+            raise Unavailable(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
         return done.returncode, done.stdout, done.stderr
 
     def _server_args(self) -> list[str]:
@@ -345,7 +349,8 @@ class TmuxPaneDriver(PaneDriver, PaneBatches, PaneLabels):
         if any(sign in lowered for sign in _GONE_SIGNS):
             return PaneGone(pane)
         if any(sign in lowered for sign in _UNREACHABLE_SIGNS):
-            return Unavailable(
+            gone = any(sign in lowered for sign in _SERVER_GONE_SIGNS)
+            return (ServerGone if gone else Unavailable)(
                 f"cannot reach the tmux server at {self._socket or 'default'}: {reason}"
             )
         return Unavailable(f"tmux {subcommand} failed: {reason}")
