@@ -349,6 +349,7 @@ class Components:
 
     def messaging(self) -> MessagingService:
         from cafleet.adapters.hosts import reach_of
+        from cafleet.adapters.pane_locks import runtime_directory
         from cafleet.adapters.queue_drains import DrainProcess
         from cafleet.application.messaging import MessagingService
 
@@ -359,7 +360,7 @@ class Components:
             deferred(lambda: self.pane_locks),  # a send to no pane needs no runtime directory
             self.settings.start_timeout + 30,
             max_body_bytes=self.settings.max_body_bytes,
-            drains=DrainProcess(self.env),
+            drains=DrainProcess(self.env, lambda: runtime_directory(self.env)),
             gatherings=self.gatherings,
             reaches=reach_of(self.env),
             titles=deferred(self.pane_titles),  # built on the first change of someone's mail

@@ -258,8 +258,9 @@ def start_director(
             grant_codex_sandbox(Path(env["CODEX_HOME"]), data)
             login_profile(agent_home.home, env["PATH"])
         exports = [f"{name}={value}" for name, value in env.items()]
+        first_request = len(model_server.requests)
         pane = agent_tmux.spawn(["env", *exports, binary], agent_home.workdir)
-        director = Director(agent, agent_tmux, pane, model_server, fleet)
+        director = Director(agent, agent_tmux, pane, model_server, fleet, first_request)
         started.append(director)
         director.wait_ready()
         return director

@@ -69,6 +69,9 @@ class Director:
     pane: str
     server: ScriptedModelServer
     fleet: Fleet
+    # the model server serves the whole test session (message ids restart in each fleet):
+    # only the calls made from this Director's start on are its own
+    first_request: int = 0
 
     @property
     def pid(self) -> int:
@@ -164,11 +167,12 @@ class Director:
         return int(found.group(1)), found.group(2)
 
     def previews_seen(self, task_id: int, since: int = 0) -> int:
-        """How many user texts the model got carrying the preview of message `task_id`."""
+        """How many user texts the model got carrying the preview of message `task_id`,
+        since request `since` (at the earliest, this Director's start)."""
         header = re.compile(rf"\[cafleet msg {task_id} from \d+")
         return sum(
             len(header.findall(item["text"]))
-            for record in self.server.model_requests(since)
+            for record in self.server.model_requests(max(since, self.first_request))
             for item in record["new"]
             if item["kind"] == "user"
         )

@@ -117,8 +117,9 @@ def test_a_message_meeting_the_directors_permission_dialog_is_announced_after_it
     director.tmux.wait_for_screen(director.pane, dialog, timeout=REPLY_TIMEOUT)
 
     task = pong_task(director, "report-2", timeout=REPLY_TIMEOUT + 30)
-    held = wait_attempted(director, task)
-    assert [state for _, state in held] == ["skipped"], held
+    # the keystrokes met the dialog and were skipped; the message waits, held, for the pane
+    held = wait_attempted(director, task, until=lambda tried: len(tried) >= 2)
+    assert [state for _, state in held] == ["skipped", "pending"], held
     assert re.search(dialog, director.screen())  # the dialog still waits for its answer
     assert "report-2" not in director.screen()
     assert not marker.exists()
@@ -157,9 +158,14 @@ def test_a_codex_director_spawns_codex_members_and_hears_from_them(
     assert {monitor, member} <= set(director.fleet.members)
 
 
-def wait_attempted(director: Director, task: int) -> list[tuple[str | None, str]]:
+Attempts = list[tuple[str | None, str]]
+
+
+def wait_attempted(
+    director: Director, task: int, until: Callable[[Attempts], bool] = bool
+) -> Attempts:
     deadline = time.monotonic() + 30
-    while not (tried := director.fleet.attempts(task)):
-        assert time.monotonic() < deadline, "no delivery attempt recorded"
+    while not until(tried := director.fleet.attempts(task)):
+        assert time.monotonic() < deadline, f"no such delivery attempts recorded: {tried}"
         time.sleep(0.3)
     return tried

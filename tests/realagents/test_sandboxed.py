@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +100,35 @@ def test_a_message_from_inside_the_sandbox_to_a_codex_pane_is_announced(
     assert "skipped" not in out, out
     fleet.wait_for_texts({"pong 7"})
     assert fleet.attempts(task) == [("keys", "sent")]
+
+
+def test_a_message_sent_from_inside_the_sandbox_waits_out_a_dialog_and_is_announced_after_it(
+    fleet: Fleet, sandbox: CodexSandbox, agent_tmux: AgentTmux
+) -> None:
+    """The message meets the member's permission dialog and is held; what looks at the pane
+    again must outlive the sandboxed call that sent it (it is started by the tmux server)."""
+    fleet.env["CAFLEET_CHANNELS_CODEX"] = "keys"
+    fleet.env["CAFLEET_AGENT_ARGS_CODEX"] = "--ask-for-approval on-request"
+    member, pane = fleet.create_member("codex", "asking")
+    fleet.wait_for_status(member, "idle")
+    marker = fleet.workdir / "approved.txt"
+    fleet.send(member, f"RUN: ESCALATE touch {marker}")
+    dialog = r"(?i)would you like to run the following command"
+    agent_tmux.wait_for_screen(pane, dialog, timeout=90)
+
+    # as in a Codex pane: $TMUX names the server's pid, which the sandbox cannot see
+    server = agent_tmux.run("display-message", "-p", "#{pid}").strip()
+    in_pane = {**fleet.env, "TMUX": f"{agent_tmux.socket},{server},0"}
+    task, _ = send_from(replace(sandbox, env=in_pane), fleet, member, "ping 9")
+    assert [state for _, state in fleet.attempts(task)] == ["skipped", "pending"]
+
+    time.sleep(3)  # the sandboxed call is over, and the dialog still there
+    assert re.search(dialog, agent_tmux.capture(pane))
+    agent_tmux.run("send-keys", "-t", pane, "Escape")
+    # (its poll still lists the declined order too: the model's answer asks again)
+    agent_tmux.wait_for_screen(pane, rf"\[cafleet msg {task} from", timeout=60)
+    assert fleet.announced_once(task) == "keys"
+    assert not marker.exists()
 
 
 NATIVE = {"claude": "claude-hook", "codex": "codex-queue", "opencode": "opencode-http"}
