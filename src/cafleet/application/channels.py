@@ -28,7 +28,7 @@ from cafleet.application.ports import (
     NativeChannel,
     Notifier,
 )
-from cafleet.domain.agent_profiles import (
+from cafleet.domain.agents.profile import (
     SESSION_FILE,
     SPAWN_FILE,
     TRANSCRIPT_FILE,

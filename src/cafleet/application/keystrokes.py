@@ -31,7 +31,7 @@ from cafleet.application.ports import (
     PushTarget,
     Typing,
 )
-from cafleet.domain.agent_profiles import TYPING_DIALOG_ROWS, AgentProfile, AgentProfiles
+from cafleet.domain.agents.profile import TYPING_DIALOG_ROWS, AgentProfile, AgentProfiles
 from cafleet.domain.delivery import BEFORE_ENTER, Channel, PushOutcome, Residue, SkipReason
 from cafleet.domain.digests import sha256_hex
 from cafleet.domain.errors import CafleetError

@@ -17,7 +17,7 @@ import contextlib
 from dataclasses import dataclass
 
 from cafleet.application.ports import Clock, LaunchPad, PaneDriver, ScreenWaits
-from cafleet.domain.agent_profiles import (
+from cafleet.domain.agents.profile import (
     PROMPT_TAKEN,
     SESSION_FILE,
     AgentProfile,

@@ -33,10 +33,8 @@ from cafleet.application.ports import (
 from cafleet.application.readiness import StartWatch, StartWatcher
 from cafleet.application.relay import RelayClient, beat_of, no_relay
 from cafleet.domain.agent import Agent, CardKind
-from cafleet.domain.agent_homes import AgentHomes
-from cafleet.domain.agent_profiles import SPAWN_FILE, AgentProfiles, SpawnFacts, agent_sessions
-from cafleet.domain.agent_status import AgentStatus
-from cafleet.domain.coding_agents import (
+from cafleet.domain.agents.homes import AgentHomes
+from cafleet.domain.agents.launch import (
     DEMO_AGENT_FLAGS,
     LaunchSpec,
     SpawnIdentity,
@@ -45,6 +43,8 @@ from cafleet.domain.coding_agents import (
     member_environment,
     render_prompt,
 )
+from cafleet.domain.agents.profile import SPAWN_FILE, AgentProfiles, SpawnFacts, agent_sessions
+from cafleet.domain.agents.status import AgentStatus
 from cafleet.domain.delivery import Channel
 from cafleet.domain.errors import CafleetError, Invalid, Unavailable, UsageProblem
 from cafleet.domain.fleet import Fleet

@@ -19,7 +19,7 @@ from cafleet.application.channels import (
     channel_ladder,
 )
 from cafleet.application.ports import AgentThread, Announcement, PushTarget
-from cafleet.domain.agent_profiles import (
+from cafleet.domain.agents.profile import (
     SESSION_FILE,
     SPAWN_FILE,
     TRANSCRIPT_FILE,

@@ -13,7 +13,7 @@ from cafleet.adapters.fake.launch_pads import FakeLaunchPads
 from cafleet.application.monitoring import MonitorService
 from cafleet.application.ports import AgentThread
 from cafleet.application.receipts import ReceiptReader, ReceiptRecorder
-from cafleet.domain.agent_profiles import (
+from cafleet.domain.agents.profile import (
     SESSION_FILE,
     SPAWN_FILE,
     TRANSCRIPT_FILE,

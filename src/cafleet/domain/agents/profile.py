@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import TypeVar
 
-from cafleet.domain.agent_status import AgentStatus, HookEvent, StatusReport
+from cafleet.domain.agents.status import AgentStatus, HookEvent, StatusReport
 from cafleet.domain.delivery import Channel
 from cafleet.domain.placement import CodingAgent
 from cafleet.domain.preview import previewed_tasks

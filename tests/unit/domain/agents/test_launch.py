@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cafleet.domain.agent_profiles import CLAUDE_FLOOR, AgentProfiles, ProfileOverrides
-from cafleet.domain.coding_agents import (
+from cafleet.domain.agents.launch import (
     CustomCommand,
     LaunchSpec,
     Placeholder,
@@ -19,6 +18,7 @@ from cafleet.domain.coding_agents import (
     member_environment,
     render_prompt,
 )
+from cafleet.domain.agents.profile import CLAUDE_FLOOR, AgentProfiles, ProfileOverrides
 from cafleet.domain.errors import ErrorKind, UsageProblem
 from cafleet.domain.placement import CodingAgent, Multiplexer
 

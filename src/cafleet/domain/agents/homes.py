@@ -1,5 +1,5 @@
 """Where each coding agent keeps its configuration, as its own environment variables say
-(each profile's `config_home`, domain/agent_profiles.py):
+(each profile's `config_home`, domain/agents/profile.py):
 
 - Claude Code: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
 - Codex: `$CODEX_HOME`, else `~/.codex`.
@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from cafleet.domain.agent_profiles import PROFILES, ConfigHome
+from cafleet.domain.agents.profile import PROFILES, ConfigHome
 from cafleet.domain.placement import CodingAgent
 from cafleet.domain.skills import SkillHome
 

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 
-from cafleet.domain.agent_profiles import (
+from cafleet.domain.agents.profile import (
     ALLOW_CAFLEET,
     CLAUDE_FLOOR,
     PROFILES,
