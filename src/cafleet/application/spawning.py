@@ -43,7 +43,8 @@ from cafleet.domain.agents.launch import (
     member_environment,
     render_prompt,
 )
-from cafleet.domain.agents.profile import SPAWN_FILE, AgentProfiles, SpawnFacts, agent_sessions
+from cafleet.domain.agents.profile import SPAWN_FILE, SpawnFacts
+from cafleet.domain.agents.registry import AgentProfiles, agent_sessions, possible_channels
 from cafleet.domain.agents.status import AgentStatus
 from cafleet.domain.delivery import Channel
 from cafleet.domain.errors import CafleetError, Invalid, Unavailable, UsageProblem
@@ -262,7 +263,7 @@ class MemberSpawner:
             env[server.password_variable] = endpoint.password
         # to find its conversation (Codex) or session (OpenCode) later, for its status,
         # receipts and channel, whatever channels and readiness rules are on
-        codex = Channel.CODEX_QUEUE in profile.possible_channels
+        codex = Channel.CODEX_QUEUE in possible_channels(profile.coding_agent)
         if codex or profile.http is not None:
             homes = AgentHomes.from_environ(self._context.caller_env, self._context.home)
             facts = SpawnFacts(

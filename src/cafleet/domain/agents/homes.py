@@ -18,7 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from cafleet.domain.agents.profile import PROFILES, ConfigHome
+from cafleet.domain.agents.profile import ConfigHome
+from cafleet.domain.agents.registry import PROFILES
 from cafleet.domain.placement import CodingAgent
 from cafleet.domain.skills import SkillHome
 

@@ -12,7 +12,8 @@ import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from cafleet.domain.agents.profile import PROFILES, AgentProfile, LaunchContext
+from cafleet.domain.agents.profile import AgentProfile, LaunchContext
+from cafleet.domain.agents.registry import PROFILES
 from cafleet.domain.errors import Invalid, UsageProblem
 from cafleet.domain.identity import AGENT_VARIABLE, SECRET_VARIABLE
 from cafleet.domain.panes import is_runtime, runtime_script

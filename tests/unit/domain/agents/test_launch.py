@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from cafleet.domain.agents.claude import CLAUDE_FLOOR
 from cafleet.domain.agents.launch import (
     CustomCommand,
     LaunchSpec,
@@ -18,7 +19,7 @@ from cafleet.domain.agents.launch import (
     member_environment,
     render_prompt,
 )
-from cafleet.domain.agents.profile import CLAUDE_FLOOR, AgentProfiles, ProfileOverrides
+from cafleet.domain.agents.registry import AgentProfiles, ProfileOverrides
 from cafleet.domain.errors import ErrorKind, UsageProblem
 from cafleet.domain.placement import CodingAgent, Multiplexer
 
