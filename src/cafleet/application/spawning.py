@@ -33,16 +33,15 @@ from cafleet.application.ports import (
 from cafleet.application.readiness import StartWatch, StartWatcher
 from cafleet.application.relay import RelayClient, beat_of, no_relay
 from cafleet.domain.agent import Agent, CardKind
-from cafleet.domain.agents.homes import AgentHomes
-from cafleet.domain.agents.launch import (
+from cafleet.domain.agents.custom import (
     DEMO_AGENT_FLAGS,
-    LaunchSpec,
     SpawnIdentity,
     accepted_commands,
     check_prompt,
-    member_environment,
     render_prompt,
 )
+from cafleet.domain.agents.homes import AgentHomes
+from cafleet.domain.agents.launch import LaunchSpec, member_environment
 from cafleet.domain.agents.profile import SPAWN_FILE, SpawnFacts
 from cafleet.domain.agents.registry import AgentProfiles, agent_sessions, possible_channels
 from cafleet.domain.agents.status import AgentStatus
