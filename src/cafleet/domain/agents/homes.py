@@ -1,5 +1,5 @@
 """Where each coding agent keeps its configuration, as its own environment variables say
-(each profile's `config_home`, domain/agents/profile.py):
+(each profile's `config_home`, domain/agents/claude.py, codex.py, opencode.py):
 
 - Claude Code: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
 - Codex: `$CODEX_HOME`, else `~/.codex`.
