@@ -27,7 +27,7 @@ from cafleet.adapters.private_files import (
     touch_private,
 )
 from cafleet.application.ports import HttpEndpoint, LauncherStatus, LaunchPad, LaunchPads
-from cafleet.domain.agent_status import HookEvent
+from cafleet.domain.agents.status import HookEvent
 from cafleet.domain.errors import Unavailable
 
 LAUNCH_MODULE = "cafleet.launch"

@@ -36,7 +36,7 @@ from cafleet.application.monitoring import MonitorService
 from cafleet.application.ports import Clock, UnitOfWork, UnitOfWorkFactory
 from cafleet.application.search import SearchService
 from cafleet.domain.agent import Agent
-from cafleet.domain.agent_status import StatusReport
+from cafleet.domain.agents.status import StatusReport
 from cafleet.domain.delivery import Delivery
 from cafleet.domain.errors import Invalid, NotFound
 from cafleet.domain.fleet import Fleet

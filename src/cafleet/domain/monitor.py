@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from cafleet.domain.agent import Agent
-from cafleet.domain.agent_status import AgentStatus
+from cafleet.domain.agents.status import AgentStatus
 from cafleet.domain.preview import sanitized
 
 DIRECTOR_INTERVAL_SECONDS = 180

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cafleet.domain.agent_profiles import CLAUDE_FLOOR
+from cafleet.domain.agents.claude import CLAUDE_FLOOR
 
 NO_MUX = (
     "no supported multiplexer detected: neither HERDR_ENV nor TMUX is set; run cafleet inside"

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from panes_support import Member, PaneFleet, Result, wait_until
 
-from cafleet.domain.agent_profiles import CLAUDE_FLOOR
+from cafleet.domain.agents.claude import CLAUDE_FLOOR
 
 pytestmark = pytest.mark.tmux
 

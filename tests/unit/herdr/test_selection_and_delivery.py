@@ -19,7 +19,7 @@ from cafleet.application.fleets import FleetService
 from cafleet.application.keystrokes import Keystrokes, KeystrokeSender
 from cafleet.application.ports import PushTarget
 from cafleet.application.teardown import PaneTeardown
-from cafleet.domain.agent_profiles import AgentProfiles, ProfileOverrides
+from cafleet.domain.agents.registry import AgentProfiles, ProfileOverrides
 from cafleet.domain.delivery import DeliveryState
 from cafleet.domain.errors import Unavailable
 from cafleet.domain.panes import PaneInfo, agent_check

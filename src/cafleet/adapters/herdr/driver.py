@@ -53,7 +53,7 @@ from cafleet.application.ports import (
     PanePresentation,
     ScreenWaits,
 )
-from cafleet.domain.agent_profiles import letters_and_digits
+from cafleet.domain.agents.screen import letters_and_digits
 from cafleet.domain.errors import CafleetError, Unavailable
 from cafleet.domain.panes import Key, PaneGone, PaneInfo, PromptAnswer, without_escapes
 from cafleet.domain.placement import Multiplexer, PaneLocation

@@ -4,21 +4,24 @@ from __future__ import annotations
 
 import pytest
 
-from cafleet.domain.agent_profiles import CLAUDE_FLOOR, AgentProfiles, ProfileOverrides
-from cafleet.domain.coding_agents import (
+from cafleet.domain.agents.claude import CLAUDE_FLOOR
+from cafleet.domain.agents.custom import (
     CustomCommand,
-    LaunchSpec,
     Placeholder,
     SpawnIdentity,
     accepted_commands,
+    check_prompt,
+    custom_command_for,
+    render_prompt,
+)
+from cafleet.domain.agents.launch import (
+    LaunchSpec,
     binary_name,
     build_argv,
     check_model,
-    check_prompt,
-    custom_command_for,
     member_environment,
-    render_prompt,
 )
+from cafleet.domain.agents.registry import AgentProfiles, ProfileOverrides
 from cafleet.domain.errors import ErrorKind, UsageProblem
 from cafleet.domain.placement import CodingAgent, Multiplexer
 
