@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cafleet.demo_agent import (
+from cafleet.demo.agent import (
     Backspace,
     ClearLine,
     CtrlC,

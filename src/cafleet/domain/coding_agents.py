@@ -433,7 +433,7 @@ WITHHELD_PREFIXES = ("HERDR_",)
 HERDR_AGENT_VARIABLE = "HERDR_AGENT"  # read by herdr from the process's environment
 
 
-# the built-in demo agent (cafleet.demo_agent) runs as a custom agent with these flags
+# the built-in demo agent (cafleet.demo.agent) runs as a custom agent with these flags
 DEMO_AGENT = "cafleet-demo-agent"
 DEMO_AGENT_FLAGS = f'--coding-agent custom --agent-command "{DEMO_AGENT} {{prompt}}"'
 

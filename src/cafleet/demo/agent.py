@@ -8,7 +8,7 @@ Usage::
 
     cafleet-demo-agent [--rounds N] [--hold] [--slow-composer MS] [--permission-menu]
                        [--prompt-mark MARK] [--dialog-on WORD] [PROMPT ...]
-    python -m cafleet.demo_agent ...
+    python -m cafleet.demo.agent ...
 
 Identity comes from ``CAFLEET_FLEET_ID`` and ``CAFLEET_AGENT_ID`` (set by ``member create``);
 when either is missing or not a positive integer it prints one line to stderr and exits 2.
