@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 import pytest
 
 TMUX = shutil.which("tmux")
-AGENT = [sys.executable, "-m", "cafleet.demo_agent"]
+AGENT = [sys.executable, "-m", "cafleet.demo.agent"]
 CAFLEET = [sys.executable, "-m", "cafleet"]
 DEADLINE = 20.0
 STEP = 0.05

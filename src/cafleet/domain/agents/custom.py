@@ -311,7 +311,7 @@ def _env_program(args: Sequence[str]) -> str | None:
     return None
 
 
-# the built-in demo agent (cafleet.demo_agent) runs as a custom agent with these flags
+# the built-in demo agent (cafleet.demo.agent) runs as a custom agent with these flags
 DEMO_AGENT = "cafleet-demo-agent"
 DEMO_AGENT_FLAGS = f'--coding-agent custom --agent-command "{DEMO_AGENT} {{prompt}}"'
 

@@ -705,7 +705,7 @@ class TestAcceptedCommands:
         [
             ("/usr/bin/node", ("./agent.js",), ("node", "agent.js")),
             ("/usr/bin/node", ("--no-warnings", "/srv/agent.mjs"), ("node", "agent.mjs")),
-            ("/v/bin/python", ("-m", "cafleet.demo_agent"), ("python", "cafleet.demo_agent")),
+            ("/v/bin/python", ("-m", "cafleet.demo.agent"), ("python", "cafleet.demo.agent")),
             ("/usr/bin/python3.11", ("-u", "bot.py"), ("python3.11", "bot.py")),
             ("/usr/bin/deno", ("run", "agent.ts"), ("deno", "agent.ts")),
             ("/usr/bin/node", ("-e", "code"), ("node",)),  # inline code: no script to find
