@@ -3,7 +3,7 @@
 A CLI call must not pay for machinery it does not use, so this module imports
 only the standard library at load time and constructs adapters lazily. The
 long-running entrypoints and tests use the dependency-injector container in
-container.py, which wires the same constructors (docs/architecture.md).
+container.py, which wires the same constructors (docs/architecture.md#decisions).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Plain dataclasses and explicit parsers rather than pydantic-settings: every CLI
 call validates its settings, and importing pydantic-settings alone costs more
-than the rest of a hot command (see docs/architecture.md). Each parser gives the
+than the rest of a hot command (docs/benchmarks.md, import costs). Each parser gives the
 one-line message a user sees.
 """
 

@@ -1,4 +1,4 @@
-"""`cafleet member show` and `member list` through click on the fakes (spec §4.7, §5.5)."""
+"""`cafleet member show` and `member list` through click on the fakes."""
 
 from __future__ import annotations
 

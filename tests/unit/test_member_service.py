@@ -1,4 +1,4 @@
-"""MemberService on the fakes: show and the three list modes (spec §5.5)."""
+"""MemberService on the fakes: show and the three list modes."""
 
 from __future__ import annotations
 

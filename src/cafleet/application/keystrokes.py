@@ -1,4 +1,4 @@
-"""The one way anything is typed into a pane (spec §7.3–7.4).
+"""The one way anything is typed into a pane.
 
 Hold the pane's send lock, check that the pane runs the expected coding agent and
 shows no dialog, type or paste the text, wait the agent's submit delay, check

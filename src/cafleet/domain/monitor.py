@@ -188,7 +188,7 @@ WAKE_INSTRUCTIONS = (
 
 
 def wake_text(due: Sequence[DueAgent], director_id: int) -> str:
-    """The one-line wake typed into the watcher's pane (spec §9.5)."""
+    """The one-line wake typed into the watcher's pane."""
     noun = "agent" if len(due) == 1 else "agents"
     entries = ", ".join(agent.entry() for agent in due)
     return f"[monitor] wake: {len(due)} {noun} due — {entries}. " + WAKE_INSTRUCTIONS.format(

@@ -1,4 +1,4 @@
-"""`cafleet doctor`: every section printed, exit code by findings, text and JSON (§5.2)."""
+"""`cafleet doctor`: every section printed, exit code by findings, text and JSON."""
 
 from __future__ import annotations
 

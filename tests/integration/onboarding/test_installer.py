@@ -1,4 +1,4 @@
-"""FilesystemSkillInstaller in-process: bundle checks, layout, copy-then-rename swap (§10)."""
+"""FilesystemSkillInstaller in-process: bundle checks, layout, copy-then-rename swap."""
 
 from __future__ import annotations
 

@@ -40,7 +40,7 @@ from support.demo_log import log_events
 TMUX = shutil.which("tmux")
 DEMO_AGENT = [sys.executable, "-m", "cafleet.demo.agent"]
 SUBMIT_DELAY = "0.05"
-# Shell names of the agent check (spec §7.3): a pane showing one of these is not an agent.
+# Shell names of the agent check (domain/panes.py): a pane showing one of these is not an agent.
 SHELL_NAMES = frozenset({
     "sh", "bash", "zsh", "fish", "dash", "ksh", "mksh", "ash", "tcsh", "csh",
     "nu", "xonsh", "elvish", "pwsh", "busybox", "login",

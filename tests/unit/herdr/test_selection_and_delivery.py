@@ -1,5 +1,5 @@
-"""Choosing herdr (§7.1, §7.2), the placement it records, and the keystroke sequence with the
-herdr agent check (§7.3, §7.6) over the fake herdr server."""
+"""Choosing herdr by environment, the placement it records, and the keystroke sequence with the
+herdr agent check over the fake herdr server."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""KeystrokeSender: the one way anything is typed into a pane (§7.3–7.4)."""
+"""KeystrokeSender: the one way anything is typed into a pane."""
 
 from __future__ import annotations
 

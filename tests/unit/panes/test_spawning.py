@@ -1,5 +1,5 @@
 """MemberSpawner (`member create`): validate, register, spawn beside the Director through a
-launch pad, record the pane, watch the agent start; roll back on failure (§5.5, §8.1–8.5)."""
+launch pad, record the pane, watch the agent start; roll back on failure."""
 
 from __future__ import annotations
 

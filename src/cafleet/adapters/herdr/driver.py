@@ -1,4 +1,4 @@
-"""HerdrPaneDriver: every pane operation as requests on herdr's socket API (spec §7.6).
+"""HerdrPaneDriver: every pane operation as requests on herdr's socket API.
 
 Every request names its pane explicitly: an omitted target means the pane focused in the
 UI, which may belong to someone else. Known herdr traits handled here:
@@ -22,7 +22,7 @@ UI, which may belong to someone else. Known herdr traits handled here:
   it sees no agent in, or no longer has, with `agent_not_found` or `agent_not_ready`.
 
 Assumptions about herdr's protocol that could not be checked against a running server are
-listed in docs/architecture.md ("herdr").
+listed in docs/internals/herdr.md.
 """
 
 from __future__ import annotations

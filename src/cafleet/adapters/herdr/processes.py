@@ -12,7 +12,7 @@ from cafleet.adapters.herdr.client import dicts
 def foreground(process_info: Mapping[str, Any]) -> tuple[bool, str]:
     """(dead, foreground command) from a `pane.process_info` result.
 
-    Shape assumed (herdr's API schema; spec §16): `{"process_info": {"pane_id", "shell_pid"?,
+    Shape assumed (herdr's API schema; unchecked): `{"process_info": {"pane_id", "shell_pid"?,
     "foreground_process_group_id"?, "foreground_processes": [{"pid", "name", "argv0"?,
     "argv"?, "cmdline"?}]}}`. The command is the base name of argv[0] of the foreground
     group's leader (what tmux's #{pane_current_command} shows), falling back to the first

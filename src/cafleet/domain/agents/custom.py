@@ -89,7 +89,7 @@ def _supported(names: Iterable[str]) -> str:
     return ", ".join("{" + name + "}" for name in names)
 
 
-# --- spawn prompt (§8.2) -----------------------------------------------------------------------
+# --- spawn prompt ------------------------------------------------------------------------------
 
 
 def check_prompt(template: str) -> None:
@@ -144,7 +144,7 @@ class SpawnIdentity:
         }
 
 
-# --- custom backend command template (§8.1) --------------------------------------------------
+# --- custom backend command template ---------------------------------------------------------
 
 
 def _invalid_command(reason: str) -> UsageProblem:
@@ -259,7 +259,7 @@ def custom_command_for(
     return CustomCommand.parse(template)
 
 
-# --- accepted foreground names (§8.1, used by the agent check of §7.3) -----------------------
+# --- accepted foreground names (what the agent check lets through) ---------------------------
 
 _ENV_OPTIONS_WITH_VALUE = frozenset({"-u", "--unset", "-C", "--chdir", "-P"})
 

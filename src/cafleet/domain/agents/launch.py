@@ -17,7 +17,7 @@ from cafleet.domain.errors import UsageProblem
 from cafleet.domain.identity import AGENT_VARIABLE, SECRET_VARIABLE
 from cafleet.domain.placement import CodingAgent, Multiplexer
 
-# --- model (§5.5 step 3) ---------------------------------------------------------------------
+# --- model -----------------------------------------------------------------------------------
 
 
 def check_model(
@@ -37,7 +37,7 @@ def check_model(
         raise UsageProblem("--model needs a {model} placeholder in the custom agent command.")
 
 
-# --- the launch (§8.1) -----------------------------------------------------------------------
+# --- the launch ------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -130,7 +130,7 @@ def build_argv(
     return spec.argv(binary=binary, prompt=prompt, identity=identity)
 
 
-# --- pane environment (§8.4) -----------------------------------------------------------------
+# --- pane environment ------------------------------------------------------------------------
 
 # Never handed to a member: the WebUI token would let any agent drive the admin API, and the
 # multiplexer's own variables belong to the pane the member gets.

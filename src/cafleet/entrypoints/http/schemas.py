@@ -1,4 +1,4 @@
-"""The JSON shapes of the admin API (spec §11.3) and their mapping from read models.
+"""The JSON shapes of the admin API (its OpenAPI document) and their mapping from read models.
 
 Timestamps are strings in the stored ISO form (UTC, microseconds always shown),
 not pydantic datetimes, which would drop zero microseconds and rewrite the offset.
