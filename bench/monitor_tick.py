@@ -637,7 +637,7 @@ METHOD = """\
 Script: [`bench/monitor_tick.py`](../bench/monitor_tick.py) (standard library only; its
 drivers import the implementation under test).
 
-**What is measured.** The cost of one tick of the monitor loop (§9.3) for fleets with 20, 100
+**What is measured.** The cost of one tick of the monitor loop for fleets with 20, 100
 and 200 enrolled members, for this repository and, when given, upstream `cafleet==0.17.1`.
 Each implementation gets a scratch SQLite file (created by its own `setup db`) and a private
 tmux server (`tmux -L cafleet-bench-mon-<pid>-<random> -f /dev/null`, killed at the end).
