@@ -19,7 +19,7 @@ def main(argv: list[str]) -> int:
     from cafleet.settings import Settings
 
     try:
-        messaging = Components(Settings.from_environ()).messaging()
+        messaging = Components(Settings.from_environ()).messaging
         messaging.drain_queued(recipients, HOLD_WATCH_SECONDS)
     except Exception:  # nobody reads this process's output: the rows simply stay queued
         return 1

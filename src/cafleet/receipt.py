@@ -27,7 +27,7 @@ def main(args: list[str] | None = None) -> int:
         agent_id, stamp, *task_ids = args
         at = datetime.fromtimestamp(float(stamp), UTC)
         components = Components(Settings.from_environ(os.environ))
-        components.messaging().confirm(int(agent_id), [int(t) for t in task_ids], at)
+        components.messaging.confirm(int(agent_id), [int(t) for t in task_ids], at)
     return 0
 
 

@@ -85,7 +85,7 @@ class Fleet:
 
     def tick_monitor(self) -> TickReport:
         """One tick of the fleet's monitor, as `cafleet monitor start` runs it."""
-        monitor = self.components().monitoring()
+        monitor = self.components().monitoring
         monitor.claim(self.fleet_id, 5)
         try:
             return monitor.tick(self.fleet_id)
@@ -94,7 +94,7 @@ class Fleet:
 
     def timeline(self) -> list[Message]:
         """The fleet's whole history, read from the store as a WebUI would."""
-        return self.components().messaging().timeline(self.fleet_id)
+        return self.components().messaging.timeline(self.fleet_id)
 
     def texts_to(self, agent_id: int) -> list[str]:
         return [m.text for m in self.timeline() if m.to_agent_id == agent_id]

@@ -7,17 +7,14 @@ Helpers are exposed as fixtures so test modules never import this file.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
 
-import cafleet.composition
+import cafleet
 from cafleet.adapters.fake.clock import FakeClock
-from cafleet.adapters.fake.launch_pads import FakeLaunchPads
 from cafleet.adapters.fake.locator import FakePaneLocator
 from cafleet.adapters.fake.notifier import RecordingNotifier
 from cafleet.adapters.fake.pane_driver import FakePaneDrivers, ThreadLocks
@@ -28,6 +25,7 @@ from cafleet.application.members import MemberService
 from cafleet.application.messaging import MessagingService
 from cafleet.application.teardown import PaneTeardown
 from cafleet.composition import Components
+from cafleet.composition.fakes import Fakes, fake_adapters
 from cafleet.domain.agent import Agent, CardKind
 from cafleet.domain.delivery import Delivery
 from cafleet.domain.fleet import Fleet
@@ -76,9 +74,11 @@ def pane_drivers() -> FakePaneDrivers:
     return FakePaneDrivers()
 
 
+UNIT_SETTINGS = Settings.from_environ({"CAFLEET_DATABASE_URL": "sqlite://", "HOME": "/nonexistent"})
+
+
 def fake_keystrokes(drivers: FakePaneDrivers, clock: FakeClock) -> KeystrokeSender:
-    defaults = Settings.from_environ({"CAFLEET_DATABASE_URL": "sqlite://", "HOME": "/nonexistent"})
-    return KeystrokeSender(drivers, ThreadLocks(), clock, defaults.profiles)
+    return KeystrokeSender(drivers, ThreadLocks(), clock, UNIT_SETTINGS.profiles)
 
 
 @pytest.fixture
@@ -86,23 +86,29 @@ def teardown(pane_drivers: FakePaneDrivers, clock: FakeClock) -> PaneTeardown:
     return PaneTeardown(fake_keystrokes(pane_drivers, clock), pane_drivers, clock)
 
 
-@pytest.fixture
-def fleets(
-    store: MemoryStore, clock: FakeClock, locator: FakePaneLocator, teardown: PaneTeardown
-) -> FleetService:
-    return FleetService(store, clock, locator, teardown)
+def fake_components(fakes: Fakes) -> Components:
+    """The one composition on `fakes`."""
+    return Components(UNIT_SETTINGS, {"HOME": "/nonexistent"}, fake_adapters(fakes))
 
 
 @pytest.fixture
-def messaging(
-    store: MemoryStore, clock: FakeClock, notifier: RecordingNotifier
-) -> MessagingService:
-    return MessagingService(store, clock, notifier, ThreadLocks())
+def components(fakes: Fakes) -> Components:
+    return fake_components(fakes)
 
 
 @pytest.fixture
-def members(store: MemoryStore, clock: FakeClock) -> MemberService:
-    return MemberService(store, clock)
+def fleets(components: Components) -> FleetService:
+    return components.fleets
+
+
+@pytest.fixture
+def messaging(components: Components) -> MessagingService:
+    return components.messaging
+
+
+@pytest.fixture
+def members(components: Components) -> MemberService:
+    return components.members
 
 
 @dataclass
@@ -253,66 +259,77 @@ def world(
     return World(store, clock, fleets, pane_drivers)
 
 
-class FakeComponents(Components):
-    """The CLI's real composition with every adapter replaced by a fake of the harness."""
-
-    def __init__(
-        self, settings: Settings, env: Mapping[str, str] | None, harness: CliHarness
-    ) -> None:
-        super().__init__(settings, env)
-        # instance attributes shadow the cached properties that would build real adapters
-        self.__dict__.update(
-            uow=harness.store,
-            install_records=harness.store,
-            clock=harness.clock,
-            notifier=harness.notifier,
-            locator=harness.locator,
-            pane_drivers=harness.pane_drivers,
-            keystrokes=fake_keystrokes(harness.pane_drivers, harness.clock),
-            launch_pads=FakeLaunchPads(),
-        )
-
-
 @dataclass
 class CliHarness:
-    """Runs `cafleet ...` in-process; App.components resolves to FakeComponents."""
+    """Runs `cafleet ...` in-process on the one composition, with every adapter faked."""
 
-    store: MemoryStore
-    clock: FakeClock
-    notifier: RecordingNotifier
-    locator: FakePaneLocator
-    pane_drivers: FakePaneDrivers
+    fakes: Fakes
     world: World
     runner: CliRunner = field(default_factory=CliRunner)
+
+    @property
+    def store(self) -> MemoryStore:
+        return self.fakes.store
+
+    @property
+    def clock(self) -> FakeClock:
+        return self.fakes.clock
+
+    @property
+    def notifier(self) -> RecordingNotifier:
+        assert isinstance(self.fakes.notifier, RecordingNotifier)
+        return self.fakes.notifier
+
+    @notifier.setter
+    def notifier(self, notifier: RecordingNotifier) -> None:
+        self.fakes.notifier = notifier
+
+    @property
+    def locator(self) -> FakePaneLocator:
+        return self.fakes.locator
+
+    @locator.setter
+    def locator(self, locator: FakePaneLocator) -> None:
+        self.fakes.locator = locator
+
+    @property
+    def pane_drivers(self) -> FakePaneDrivers:
+        return self.fakes.pane_drivers
 
     def __call__(
         self, *args: str, input: str | bytes | None = None, env: dict[str, str] | None = None
     ) -> Result:
-        return self.runner.invoke(cli, list(args), input=input, env=env, prog_name="cafleet")
+        return self.runner.invoke(
+            cli,
+            list(args),
+            input=input,
+            env=env,
+            prog_name="cafleet",
+            obj=fake_adapters(self.fakes),  # the root command composes on these
+        )
 
 
 @pytest.fixture
-def run(
-    monkeypatch: pytest.MonkeyPatch,
+def fakes(
     store: MemoryStore,
     clock: FakeClock,
     notifier: RecordingNotifier,
     locator: FakePaneLocator,
     pane_drivers: FakePaneDrivers,
-    world: World,
-) -> CliHarness:
-    """The root command replaces ctx.obj with a fresh App, so the seam is the class that
-    App.components instantiates after validating the settings from the environment."""
-    harness = CliHarness(store, clock, notifier, locator, pane_drivers, world)
-    # the pane `fleet create` runs in exists, so it can be claimed as the Director's
+) -> Fakes:
+    """The unit tests' fakes, as one bundle for the composition. The pane `fleet create`
+    runs in exists, so it can be claimed as the Director's."""
     director = locator.current_pane()
     pane_drivers(director.backend, director.socket).add_pane(
         "claude", director.window_id, director.pane_id
     )
-    install_current_skills(store, clock)
+    return Fakes(
+        store=store, clock=clock, notifier=notifier, locator=locator, pane_drivers=pane_drivers
+    )
 
-    def components(settings: Settings, env: Mapping[str, str] | None = None) -> Any:
-        return FakeComponents(settings, env, harness)
 
-    monkeypatch.setattr(cafleet.composition, "Components", components)
+@pytest.fixture
+def run(fakes: Fakes, world: World) -> CliHarness:
+    harness = CliHarness(fakes, world)
+    install_current_skills(fakes.store, fakes.clock)
     return harness

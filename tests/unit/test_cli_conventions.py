@@ -69,7 +69,8 @@ def test_version_and_help_import_no_settings_database_or_container(argv: list[st
         "except SystemExit:\n"
         "    pass\n"
         "heavy = ('sqlalchemy', 'alembic', 'dependency_injector', 'pydantic')\n"
-        "light = ('cafleet.settings', 'cafleet.composition', 'cafleet.container')\n"
+        "light = ('cafleet.settings', 'cafleet.composition', 'cafleet.composition.components',"
+        " 'cafleet.composition.container', 'cafleet.container')\n"
         "loaded = [m for m in sys.modules if m.split('.')[0] in heavy or m in light]\n"
         "sys.stderr.write(repr(sorted(loaded)))\n"
     )

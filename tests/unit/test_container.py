@@ -7,7 +7,7 @@ import pytest
 from cafleet.adapters.fake.store import MemoryStore
 from cafleet.application.members import ListMode
 from cafleet.application.ports import PushTarget
-from cafleet.container import build_fake_container
+from cafleet.composition.container import build_fake_container
 from cafleet.domain.delivery import DeliveryState
 from cafleet.domain.placement import CodingAgent, Multiplexer
 from cafleet.settings import Settings

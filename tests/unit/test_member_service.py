@@ -289,10 +289,10 @@ def test_an_unreachable_server_gives_no_pane_state(store, clock: FakeClock, worl
     assert view.pane is None
 
 
-def test_without_drivers_no_pane_is_looked_at(members: MemberService, world, made) -> None:
+def test_without_drivers_no_pane_is_looked_at(store, clock: FakeClock, world, made) -> None:
     worker = world.member(made, "worker", pane_id="%1")
 
-    assert members.show(made.fleet.fleet_id, worker).pane is None
+    assert MemberService(store, clock).show(made.fleet.fleet_id, worker).pane is None
 
 
 class DetectingDriver(CountingDriver, AgentStates):

@@ -11,7 +11,7 @@ import pytest
 
 from cafleet.adapters.fake.clock import FakeClock
 from cafleet.application.pane_watch import TOO_MANY_PANES, PaneWatch, screens_of
-from cafleet.container import build_fake_container
+from cafleet.composition.container import build_fake_container
 from cafleet.domain.errors import NotFound, Unavailable
 from cafleet.domain.panes import PaneGone
 from cafleet.domain.placement import CodingAgent

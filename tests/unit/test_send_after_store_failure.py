@@ -53,6 +53,7 @@ def notifier(store: MemoryStore) -> FillingNotifier:
 def team(world) -> tuple[int, int, int]:
     """fleet id, Director, a member in pane %1."""
     made = world.fleet("alpha")
+    world.drivers(made.placement.backend, made.placement.socket).add_pane("claude", pane_id="%1")
     return made.fleet.fleet_id, made.director.agent_id, world.member(made, "worker")
 
 

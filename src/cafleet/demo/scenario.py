@@ -87,7 +87,7 @@ def run_demo(
             "--text",
             "ping 1",
         )
-        history = Components(Settings.from_environ(env), env).messaging()
+        history = Components(Settings.from_environ(env), env).messaging
         finished = _wait_for_messages(history, fleet, 2 * rounds, rounds * ROUND_TIMEOUT_SECONDS)
         echo("\nTimeline:")
         for line in _timeline(history, fleet, members):

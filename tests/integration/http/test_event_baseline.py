@@ -20,7 +20,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from cafleet.application.admin_views import FleetMark
-from cafleet.container import build_container
+from cafleet.composition.container import build_container
 from cafleet.entrypoints.http.app import create_app
 from cafleet.entrypoints.http.events import StreamLimits
 from cafleet.settings import Settings

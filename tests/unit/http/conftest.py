@@ -22,7 +22,7 @@ from cafleet.adapters.fake.clock import FakeClock
 from cafleet.adapters.fake.pane_driver import FakePaneDriver
 from cafleet.application.fleets import FleetCreated
 from cafleet.application.ports import ProcessIdentity
-from cafleet.container import Container, build_fake_container
+from cafleet.composition.container import Container, build_fake_container
 from cafleet.domain.agent import Agent, CardKind
 from cafleet.domain.message import Message
 from cafleet.domain.monitor import MonitorSchedule

@@ -20,7 +20,7 @@ from schemathesis.checks import (
     status_code_conformance,
 )
 
-from cafleet.container import build_fake_container
+from cafleet.composition.container import build_fake_container
 from cafleet.domain.agent import Agent, CardKind
 from cafleet.domain.placement import CodingAgent
 from cafleet.entrypoints.http.app import create_app

@@ -504,6 +504,7 @@ def test_a_body_over_the_size_limit_is_refused_with_the_limit(
 ) -> None:
     limited = {"CAFLEET_DATABASE_URL": "sqlite://", "CAFLEET_MAX_BODY_BYTES": "10"}
     container.settings.override(providers.Object(Settings.from_environ(limited)))
+    container.components.reset()  # the services built so far are built again on these settings
     client = make_client()
     director = alpha.director.agent_id
 

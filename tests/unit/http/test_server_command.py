@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-import cafleet.container
+import cafleet.composition.container
 import cafleet.entrypoints.cli.server
 
 TOKEN = "a-long-enough-token-123"
@@ -81,7 +81,9 @@ def served(monkeypatch: pytest.MonkeyPatch, container, runtime: Path) -> list[di
 
     monkeypatch.setattr(uvicorn.Server, "run", record)
     monkeypatch.setattr(cafleet.entrypoints.cli.server, "listening_socket", StandInSocket)
-    monkeypatch.setattr(cafleet.container, "build_container", lambda _settings: container)
+    monkeypatch.setattr(
+        cafleet.composition.container, "build_container", lambda _settings: container
+    )
     return calls
 
 

@@ -20,6 +20,7 @@ from cafleet.adapters.fake.codex_threads import FakeCodexThreads
 from cafleet.adapters.fake.launch_pads import FakeLaunchPad, FakeLaunchPads
 from cafleet.adapters.fake.locator import FakePaneLocator
 from cafleet.adapters.fake.pane_driver import FakePane, FakePaneDriver, FakePaneDrivers, ThreadLocks
+from cafleet.adapters.fake.programs import FakePrograms
 from cafleet.adapters.fake.store import MemoryStore
 from cafleet.adapters.notify.pane import PaneNotifier
 from cafleet.application.agent_shell import AgentServerShell
@@ -207,24 +208,6 @@ class Member:
     agent_id: int
     pane_id: str | None
     pane: FakePane | None
-
-
-class FakePrograms:
-    """Programs on a pretend PATH: name -> absolute path, path -> first line."""
-
-    def __init__(
-        self, paths: Mapping[str, str] | None = None, first_lines: Mapping[str, str] | None = None
-    ) -> None:
-        self.paths = dict(paths or {})
-        self.first_lines = dict(first_lines or {})
-        self.looked_up: list[str] = []
-
-    def which(self, name: str) -> str | None:
-        self.looked_up.append(name)
-        return self.paths.get(name)
-
-    def first_line(self, path: str) -> str | None:
-        return self.first_lines.get(path)
 
 
 @dataclass

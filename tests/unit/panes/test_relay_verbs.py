@@ -19,8 +19,8 @@ from cafleet.application.members import ListMode, MemberService, PaneSurvey
 from cafleet.application.monitoring import MonitorService
 from cafleet.application.ports import ProcessIdentity
 from cafleet.application.relay import RelayClient, RelayDuties, RelayService
-from cafleet.application.relay_verbs import RelayedVerbs
 from cafleet.application.spawning import MemberSpawner
+from cafleet.composition.relay_verbs import RelayedVerbs
 from cafleet.domain.agents.status import AgentStatus
 from cafleet.domain.errors import Invalid, Unavailable
 from cafleet.domain.placement import Multiplexer, PaneLocation, PaneState

@@ -20,23 +20,24 @@ from cafleet.entrypoints.cli import numbers
 FC = TypeVar("FC", bound=Callable[..., Any])
 
 if TYPE_CHECKING:
-    from cafleet.composition import Components
+    from cafleet.composition.components import Adapters, Components
     from cafleet.domain.identity import MemberCredential
 
 
 @dataclass
 class App:
     json: bool = False
+    adapters: Adapters | None = None  # None: this host's (the tests pass fakes as click's obj)
     _components: Components | None = field(default=None, repr=False)
 
     @property
     def components(self) -> Components:
         """Validates every setting on first use; --help and --version never get here."""
         if self._components is None:
-            from cafleet.composition import Components
+            from cafleet.composition.components import Components
             from cafleet.settings import Settings
 
-            self._components = Components(Settings.from_environ())
+            self._components = Components(Settings.from_environ(), adapters=self.adapters)
         return self._components
 
     @property

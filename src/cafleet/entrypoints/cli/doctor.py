@@ -98,7 +98,7 @@ def _database(components: Components) -> dict[str, Any]:
         section["revision"] = store_revision(settings)
         section["journal_mode"] = journal_mode(path) if path else None
         if section["revision"] == HEAD_REVISION:
-            section["pending_deliveries"] = components.skills().pending_deliveries()
+            section["pending_deliveries"] = components.skills.pending_deliveries()
     except CafleetError as exc:
         section["problem"] = exc.message  # an unreadable database is not a missing one
     return section
@@ -143,7 +143,7 @@ def _skills(components: Components) -> dict[str, Any]:
     from cafleet.entrypoints.cli.rendering import iso
 
     try:
-        installs = components.skills().installs()
+        installs = components.skills.installs()
     except CafleetError:
         installs = []
     return {

@@ -39,7 +39,7 @@ def create(ctx: click.Context, name: str, coding_agent: str, full: bool) -> None
     from cafleet.entrypoints.cli.rendering import iso, labelled, placement_json
 
     app = app_of(ctx)
-    made = app.components.fleets().create(name, CodingAgent(coding_agent))
+    made = app.components.fleets.create(name, CodingAgent(coding_agent))
     f, director, placement = made.fleet, made.director, made.placement
     if full:
         pane = f"{placement.session}:{placement.window_id}:{placement.pane_id}"
@@ -86,7 +86,7 @@ def list_fleets(ctx: click.Context, show_all: bool) -> None:
     from cafleet.entrypoints.cli.rendering import iso, table
 
     app = app_of(ctx)
-    listing = app.components.fleets().list(include_deleted=show_all)
+    listing = app.components.fleets.list(include_deleted=show_all)
     headers = ["FLEET_ID", "DIRECTOR", "NAME", "AGENTS", "CREATED_AT"]
     rows: list[list[object]] = [
         [
@@ -126,7 +126,7 @@ def show(ctx: click.Context, fleet_id: int | None) -> None:
     from cafleet.entrypoints.cli.rendering import iso, labelled
 
     app = app_of(ctx)
-    f = app.components.fleets().show(require_fleet_id(fleet_id))
+    f = app.components.fleets.show(require_fleet_id(fleet_id))
     pairs: list[tuple[str, Any]] = [
         ("fleet_id", f.fleet_id),
         ("name", f.name or ""),
@@ -161,7 +161,7 @@ def delete(ctx: click.Context, fleet_id: int | None, keep_panes: bool, timeout: 
     from cafleet.application.fleets import PaneFate
 
     app = app_of(ctx)
-    done = app.components.fleets().delete(
+    done = app.components.fleets.delete(
         require_fleet_id(fleet_id), keep_panes=keep_panes, timeout=timeout
     )
     for pane in done.panes:

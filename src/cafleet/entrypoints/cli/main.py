@@ -79,7 +79,7 @@ class RootGroup(CafleetGroup):
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 @click.pass_context
 def cli(ctx: click.Context, as_json: bool) -> None:
-    ctx.obj = App(json=as_json)
+    ctx.obj = App(json=as_json, adapters=ctx.obj)  # obj: the adapters a caller composes on
 
 
 def main(argv: list[str] | None = None) -> Any:

@@ -121,7 +121,7 @@ def show(ctx: click.Context, fleet_id: int | None, member_id: int, full: bool) -
     )
 
     app = app_of(ctx)
-    view = app.components.members().show(require_fleet_id(fleet_id), member_id)
+    view = app.components.members.show(require_fleet_id(fleet_id), member_id)
     a, p = view.agent, view.placement
     gone = view.fleet_deleted_at
     text = f"{a.agent_id} {a.name} {status_word(view)}"
@@ -189,7 +189,7 @@ def list_members(ctx: click.Context, fleet_id: int | None, show_all: bool, activ
         raise click.UsageError("--all and --activity are mutually exclusive.", ctx)
     app = app_of(ctx)
     mode = ListMode.ALL if show_all else ListMode.ACTIVITY if activity else ListMode.MEMBERS
-    listing = app.components.members().list(require_fleet_id(fleet_id), mode)
+    listing = app.components.members.list(require_fleet_id(fleet_id), mode)
     app.emit(_listing_text(listing), lambda: _listing_json(listing))
 
 
@@ -325,7 +325,7 @@ def capture(
     from cafleet.entrypoints.cli.rendering import iso
 
     app = app_of(ctx)
-    shot = app.components.member_panes().capture(
+    shot = app.components.member_panes.capture(
         require_fleet_id(fleet_id), member_id, lines, ansi=ansi
     )
     if app.json:
@@ -366,7 +366,7 @@ def exec_command(ctx: click.Context, fleet_id: int | None, member_id: int, comma
     if not command:
         raise click.UsageError("command may not be empty.", ctx)
     app = app_of(ctx)
-    placed = app.components.member_panes().exec(require_fleet_id(fleet_id), member_id, command)
+    placed = app.components.member_panes.exec(require_fleet_id(fleet_id), member_id, command)
     pane = placed.target.pane_id
     app.emit(
         f"Sent bash command {command!r} to member {placed.agent.name} ({pane}).",
@@ -381,7 +381,7 @@ def exec_command(ctx: click.Context, fleet_id: int | None, member_id: int, comma
 @click.pass_context
 def ping(ctx: click.Context, fleet_id: int | None, member_id: int, quiet: bool) -> None:
     app = app_of(ctx)
-    placed = app.components.member_panes().ping(require_fleet_id(fleet_id), member_id)
+    placed = app.components.member_panes.ping(require_fleet_id(fleet_id), member_id)
     pane = placed.target.pane_id
     text = (
         str(member_id)
@@ -414,7 +414,7 @@ def nudge(
 
     body = read_body(text, text_file)
     app = app_of(ctx)
-    done = app.components.messaging().nudge(
+    done = app.components.messaging.nudge(
         require_fleet_id(fleet_id), app.acting(agent_id), member_id, body, app.caller
     )
     delivery, task_id = done.sent.delivery, done.sent.message.task_id
@@ -455,7 +455,7 @@ def delete(
     from cafleet.entrypoints.cli.rendering import labelled
 
     app = app_of(ctx)
-    done = app.components.member_removal().delete(
+    done = app.components.member_removal.delete(
         require_fleet_id(fleet_id), member_id, force=force, timeout=timeout
     )
     if done.warning:
@@ -531,7 +531,7 @@ def create(
         caller=app.caller,
         host=host,
     )
-    made = app.components.member_spawner().create(request)
+    made = app.components.member_spawner.create(request)
     a, p = made.agent, made.placement
     if full:
         text_out = "Member registered and spawned.\n" + labelled(

@@ -142,7 +142,7 @@ def send(
     body = read_body(text, text_file)
     app = app_of(ctx)
     fid = require_fleet_id(fleet_id)
-    result = app.components.messaging().send(
+    result = app.components.messaging.send(
         fid, app.acting(agent_id), to_agent_id, body, app.caller, reply_to
     )
     render = _renderer(app, full)
@@ -177,7 +177,7 @@ def broadcast(
     body = read_body(text, text_file)
     app = app_of(ctx)
     fid = require_fleet_id(fleet_id)
-    result = app.components.messaging().broadcast(fid, app.acting(agent_id), body, app.caller)
+    result = app.components.messaging.broadcast(fid, app.acting(agent_id), body, app.caller)
     render = _renderer(app, full)
     out = (
         render.text(result.summary)
@@ -225,7 +225,7 @@ def poll(
 ) -> None:
     app = app_of(ctx)
     fid = require_fleet_id(fleet_id)
-    messages = app.components.messaging().poll(fid, app.acting(agent_id), limit, app.caller)
+    messages = app.components.messaging.poll(fid, app.acting(agent_id), limit, app.caller)
     render = _renderer(app, full)
     text = "\n\n".join(render.text(m) for m in messages) if messages else "No messages found."
     app.emit(text, lambda: [render.json(m) for m in messages])
@@ -248,7 +248,7 @@ def ack(
 ) -> None:
     app = app_of(ctx)
     fid = require_fleet_id(fleet_id)
-    acked = app.components.messaging().ack(fid, app.acting(agent_id), task_id, app.caller)
+    acked = app.components.messaging.ack(fid, app.acting(agent_id), task_id, app.caller)
     render = _renderer(app, full)
     out = str(acked.task_id) if quiet else f"Message acknowledged.\n{render.text(acked)}"
     app.emit(out, lambda: {"task": render.json(acked)})
@@ -265,7 +265,7 @@ def cancel(
 ) -> None:
     app = app_of(ctx)
     fid = require_fleet_id(fleet_id)
-    canceled = app.components.messaging().cancel(fid, app.acting(agent_id), task_id, app.caller)
+    canceled = app.components.messaging.cancel(fid, app.acting(agent_id), task_id, app.caller)
     render = _renderer(app, full)
     app.emit(f"Task canceled.\n{render.text(canceled)}", lambda: {"task": render.json(canceled)})
 
@@ -283,7 +283,7 @@ def show(
 
     app = app_of(ctx)
     fid = require_fleet_id(fleet_id)
-    detail = app.components.messaging().show(fid, app.acting(agent_id), task_id, app.caller)
+    detail = app.components.messaging.show(fid, app.acting(agent_id), task_id, app.caller)
     render = _renderer(app, full)
 
     def payload() -> dict[str, Any]:
@@ -330,7 +330,7 @@ def thread(
 
     app = app_of(ctx)
     fid = require_fleet_id(fleet_id)
-    found = app.components.messaging().thread(fid, app.acting(agent_id), task_id, app.caller)
+    found = app.components.messaging.thread(fid, app.acting(agent_id), task_id, app.caller)
     render = _renderer(app, full)
     shown = [_in_thread(render, m) for m in found.messages]
     text = f"thread {found.thread_id}: {len(shown)} message{'' if len(shown) == 1 else 's'}"
@@ -394,7 +394,7 @@ def search(
         limit=limit,
     )
     searcher = agent_id if agent_id is not None or app.caller is None else app.caller.agent_id
-    found = app.components.search().search(require_fleet_id(fleet_id), searcher, query, app.caller)
+    found = app.components.search.search(require_fleet_id(fleet_id), searcher, query, app.caller)
     render = _renderer(app, full)
     lines = [count_line(len(found.hits), "hit")]
     for hit in found.hits:

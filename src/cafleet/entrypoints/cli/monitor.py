@@ -48,7 +48,7 @@ stop it with the pid that `monitor status` shows:
 )
 @click.pass_context
 def start(ctx: click.Context, fleet_id: int | None, tick: int) -> None:
-    from cafleet.container import build_container
+    from cafleet.composition.container import build_container
     from cafleet.entrypoints.cli.foreground import echo_out, stop_on_signals
     from cafleet.entrypoints.monitor.loop import run_loop
 
@@ -59,7 +59,7 @@ def start(ctx: click.Context, fleet_id: int | None, tick: int) -> None:
     feeds = container.state_feeds()
     try:
         code = run_loop(
-            container.monitor(feeds=feeds),
+            container.monitor(),
             container.clock(),
             fid,
             tick,
@@ -78,7 +78,7 @@ def start(ctx: click.Context, fleet_id: int | None, tick: int) -> None:
 @click.pass_context
 def status(ctx: click.Context, fleet_id: int | None) -> None:
     app = app_of(ctx)
-    report = app.components.monitoring().status(require_fleet_id(fleet_id))
+    report = app.components.monitoring.status(require_fleet_id(fleet_id))
     app.emit(_status_text(report), lambda: _status_json(report))
 
 
@@ -182,7 +182,7 @@ def config(
         raise click.UsageError("Missing option '--member-id' (the watched agent).", ctx)
     app = app_of(ctx)
     enabled = True if enable else False if disable else None
-    schedule = app.components.monitoring().config(
+    schedule = app.components.monitoring.config(
         require_fleet_id(fleet_id), member_id, interval, enabled
     )
     app.emit(_config_text(schedule), lambda: _config_json(schedule))

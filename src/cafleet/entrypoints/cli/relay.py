@@ -35,7 +35,7 @@ def relay(ctx: click.Context, poll_seconds: float | None) -> None:
     from cafleet.entrypoints.relay.loop import run_relay
 
     components = app_of(ctx).components
-    service = components.relay()
+    service = components.relay
     should_stop = stop_on_signals()
     if poll_seconds is None:
         poll_seconds = 1.0 if components.settings.on_postgres else 0.25

@@ -60,7 +60,7 @@ def server(ctx: click.Context, host: str | None, port: int | None) -> None:
 
     import uvicorn
 
-    from cafleet.container import build_container
+    from cafleet.composition.container import build_container
     from cafleet.entrypoints.http.app import create_app
 
     container = build_container(settings)

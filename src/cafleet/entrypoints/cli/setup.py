@@ -78,7 +78,7 @@ def _setup_skills(ctx: click.Context, agents: tuple[str, ...]) -> None:
         for note in done.notes():
             click.echo(escaped(note))
 
-    components.skills().install([SkillHome(a) for a in agents], on_installed=report)
+    components.skills.install([SkillHome(a) for a in agents], on_installed=report)
 
 
 def _director_hints(ctx: click.Context) -> None:

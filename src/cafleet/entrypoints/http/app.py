@@ -13,7 +13,7 @@ from pathlib import Path
 from fastapi import FastAPI
 
 from cafleet import __version__
-from cafleet.container import Container
+from cafleet.composition.container import Container
 from cafleet.entrypoints.http import api, events
 from cafleet.entrypoints.http.docs import docs_router
 from cafleet.entrypoints.http.errors import install_error_handlers
