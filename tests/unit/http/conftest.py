@@ -24,6 +24,7 @@ from cafleet.application.fleets import FleetCreated
 from cafleet.application.ports import ProcessIdentity
 from cafleet.composition.container import Container, build_fake_container
 from cafleet.domain.agent import Agent, CardKind
+from cafleet.domain.delivery import DeliveryState
 from cafleet.domain.message import Message
 from cafleet.domain.monitor import MonitorSchedule
 from cafleet.domain.placement import CodingAgent, Placement
@@ -147,6 +148,11 @@ class Fleets:
         with self.container.uow()(write=True) as uow:
             uow.monitor.save(schedule)
             uow.commit()
+
+    def delivery_state(self, task_id: int, agent_id: int) -> DeliveryState | None:
+        with self.container.uow()() as uow:
+            row = uow.deliveries.get(task_id, agent_id)
+        return None if row is None else row.state
 
     def message(self, task_id: int) -> Message | None:
         with self.container.uow()() as uow:

@@ -9,6 +9,8 @@ import pytest
 from dependency_injector import providers
 
 from cafleet.adapters.fake.store import CommitRefusal
+from cafleet.application.delivery_queue import queue_key
+from cafleet.application.ports import PushTarget
 from cafleet.domain.delivery import DeliveryState
 from cafleet.domain.errors import Unavailable
 from cafleet.domain.message import MessageState
@@ -290,6 +292,11 @@ def test_a_deregistered_agents_history_stays_readable(client, fleets, alpha, sco
 
 
 # --- sending ------------------------------------------------------------------------------
+
+
+def placement_of(container, agent_id: int):
+    with container.uow()() as uow:
+        return uow.placements.get(agent_id)
 
 
 def send(client, fleet_id: int, **body):
@@ -618,3 +625,24 @@ def test_bad_searches_are_client_errors_with_a_detail(
 
     assert response.status_code == status
     assert response.json()["detail"]
+
+
+def test_a_webui_send_hands_the_rows_queued_behind_it_to_a_drainer_and_returns(
+    client, container, fleets, alpha
+) -> None:
+    worker = fleets.member(alpha, "worker", pane="%1")
+    director = alpha.director.agent_id
+    # rows queued for the worker by senders that found its pane queue busy (its lock held)
+    with container.pane_locks().hold(queue_key(PushTarget.of(placement_of(container, worker))), 1):
+        queued = {
+            fleets.send(alpha, director, worker, f"queued {n}"): f"queued {n}" for n in range(5)
+        }
+
+    response = send(client, alpha.fleet.fleet_id, to_agent_id=worker, text="from the webui")
+
+    assert response.status_code == 200, response.text
+    typed = " ".join(fleets.server(alpha).panes["%1"].submitted())
+    left = [t for t in queued if fleets.delivery_state(t, worker) is DeliveryState.PENDING]
+    assert left  # not every queued row was typed inside the request...
+    assert not [queued[t] for t in left if queued[t] in typed]
+    assert container.drains().started == [[worker]]  # ...the drainer was handed the rest
