@@ -225,7 +225,7 @@ def register_ours(
 
 
 def drive_ours(spec: Mapping[str, Any], counters: Counters) -> dict[str, Any]:
-    container_mod: Any = importlib.import_module("cafleet.composition.container")
+    container_mod: Any = importlib.import_module("cafleet.container")
     settings_mod: Any = importlib.import_module("cafleet.settings")
     fleet_id, database = int(spec["fleet_id"]), Path(spec["database"])
     members = spec.get("member_ids") or register_ours(
