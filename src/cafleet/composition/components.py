@@ -55,8 +55,8 @@ if TYPE_CHECKING:
     from cafleet.application.setup import SkillsService
     from cafleet.application.spawning import MemberSpawner
     from cafleet.application.teardown import PaneTeardown
-    from cafleet.domain.agents.homes import AgentHomes
     from cafleet.domain.agents.grants import DirectorGrant
+    from cafleet.domain.agents.homes import AgentHomes
 
 T = TypeVar("T")
 
