@@ -20,8 +20,8 @@ from fastapi.testclient import TestClient
 
 from cafleet.adapters.fake.clock import FakeClock
 from cafleet.adapters.fake.pane_driver import FakePaneDriver
+from cafleet.adapters.fake.process import FakeProcess
 from cafleet.application.fleets import FleetCreated
-from cafleet.application.ports import ProcessIdentity
 from cafleet.composition.container import Container, build_fake_container
 from cafleet.domain.agent import Agent, CardKind
 from cafleet.domain.delivery import DeliveryState
@@ -36,20 +36,6 @@ HOST = "admin-host"
 PID = 4242
 
 
-class FakeProcess(ProcessIdentity):
-    def __init__(self) -> None:
-        self.alive_pids = {PID}
-
-    def pid(self) -> int:
-        return PID
-
-    def host(self) -> str:
-        return HOST
-
-    def alive(self, pid: int) -> bool:
-        return pid in self.alive_pids
-
-
 @pytest.fixture
 def clock() -> FakeClock:
     # one millisecond per reading, so every write has its own time (as in production)
@@ -58,7 +44,7 @@ def clock() -> FakeClock:
 
 @pytest.fixture
 def process() -> FakeProcess:
-    return FakeProcess()
+    return FakeProcess(PID, HOST)
 
 
 @pytest.fixture
