@@ -249,7 +249,7 @@ def test_a_second_delete_is_a_noop_that_reports_zero(
 def test_a_bootstrap_that_fails_midway_leaves_nothing(
     fleets: FleetService, store: MemoryStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from cafleet.adapters.fake.store import MemoryMonitor
+    from cafleet.adapters.fake.store_operations import MemoryMonitor
 
     def broken_enroll(self, schedule) -> None:
         raise RuntimeError("enrollment failed")

@@ -6,7 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from cafleet.adapters.fake.store import MemoryDeliveries, MemoryStore
+from cafleet.adapters.fake.store import MemoryStore
+from cafleet.adapters.fake.store_deliveries import MemoryDeliveries
 from cafleet.application.messaging import MessagingService
 from cafleet.domain.fleet import Fleet
 

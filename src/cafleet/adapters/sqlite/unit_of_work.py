@@ -19,19 +19,15 @@ from sqlalchemy import Connection, Engine
 from cafleet.adapters.sqlite.connections import READ_BEGIN, WRITE_BEGIN
 from cafleet.adapters.sqlite.engine import BEGIN_OPTION
 from cafleet.adapters.sqlite.errors import as_cafleet_error, is_driver_error
-from cafleet.adapters.sqlite.repositories import (
-    MessageSearch,
-    SqlAgents,
-    SqlDeliveries,
-    SqlFleets,
+from cafleet.adapters.sqlite.repositories_deliveries import SqlDeliveries
+from cafleet.adapters.sqlite.repositories_messages import MessageSearch, SqlMessages, fts5_search
+from cafleet.adapters.sqlite.repositories_operations import (
     SqlInstalls,
-    SqlMessages,
     SqlMonitor,
-    SqlPlacements,
     SqlRelays,
-    fts5_search,
     no_wake,
 )
+from cafleet.adapters.sqlite.repositories_roster import SqlAgents, SqlFleets, SqlPlacements
 from cafleet.adapters.sqlite.transactions import REVISION_QUERY, begun, require_head
 from cafleet.application.ports import UnitOfWork, UnitOfWorkFactory
 from cafleet.domain.errors import CafleetError

@@ -9,15 +9,17 @@ from pathlib import Path
 from types import TracebackType
 
 from cafleet.adapters.sqlite.connections import READ_BEGIN, WRITE_BEGIN, connect, database_uri
-from cafleet.adapters.sqlite.direct.repositories import (
-    DirectAgents,
-    DirectDeliveries,
-    DirectFleets,
+from cafleet.adapters.sqlite.direct.repositories_deliveries import DirectDeliveries
+from cafleet.adapters.sqlite.direct.repositories_messages import DirectMessages
+from cafleet.adapters.sqlite.direct.repositories_operations import (
     DirectInstalls,
-    DirectMessages,
     DirectMonitor,
-    DirectPlacements,
     DirectRelays,
+)
+from cafleet.adapters.sqlite.direct.repositories_roster import (
+    DirectAgents,
+    DirectFleets,
+    DirectPlacements,
 )
 from cafleet.adapters.sqlite.direct.transaction import Transaction
 from cafleet.adapters.sqlite.errors import as_cafleet_error, is_driver_error, translated
