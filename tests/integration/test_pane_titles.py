@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from tests.support.cli_messages import Messages
 
-from cafleet.adapters.tmux.driver import BORDER_FORMAT
+from cafleet.adapters.tmux.formats import BORDER_FORMAT
 
 
 @pytest.fixture

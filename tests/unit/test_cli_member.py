@@ -546,7 +546,7 @@ def test_a_member_whose_hooks_are_off_says_so_in_its_status() -> None:
     from cafleet.application.members import MemberView
     from cafleet.domain.agent import Agent, AgentKind
     from cafleet.domain.agents.status import AgentStatus, StatusReport
-    from cafleet.entrypoints.cli.member import agent_word, member_json
+    from cafleet.entrypoints.cli.member_registry import agent_word, member_json
 
     now = datetime(2026, 1, 1, 8, 0, tzinfo=UTC)
     told = StatusReport(AgentStatus.UNKNOWN, note="hooks off")

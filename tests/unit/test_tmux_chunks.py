@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cafleet.adapters.tmux.driver import CHUNK_BYTES, _chunks
+from cafleet.adapters.tmux.formats import CHUNK_BYTES, chunks
 
 
 @pytest.mark.parametrize(
@@ -18,11 +18,11 @@ from cafleet.adapters.tmux.driver import CHUNK_BYTES, _chunks
     ],
 )
 def test_pieces_stay_under_the_cap_and_rejoin_to_the_text(text: str) -> None:
-    pieces = list(_chunks(text, CHUNK_BYTES))
+    pieces = list(chunks(text, CHUNK_BYTES))
     assert "".join(pieces) == text
     assert all(0 < len(p.encode()) <= CHUNK_BYTES for p in pieces)
     assert all(len(p.encode()) > CHUNK_BYTES - 4 for p in pieces[:-1])  # no piece cut short
 
 
 def test_a_character_wider_than_the_limit_is_kept_whole() -> None:
-    assert list(_chunks("a🙂b", 2)) == ["a", "🙂", "b"]
+    assert list(chunks("a🙂b", 2)) == ["a", "🙂", "b"]

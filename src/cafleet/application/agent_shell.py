@@ -9,7 +9,7 @@ the busy row a screen check waits for appears only a moment after the Enter that
 from __future__ import annotations
 
 from cafleet.application.channels import known_session
-from cafleet.application.keystrokes import SHELL_IDLE_POLL_SECONDS, SHELL_IDLE_WAIT_SECONDS
+from cafleet.application.keystroke_checks import SHELL_IDLE_POLL_SECONDS, SHELL_IDLE_WAIT_SECONDS
 from cafleet.application.ports import Clock, LaunchPads, PushTarget
 from cafleet.domain.agents.registry import AgentProfiles
 from cafleet.domain.delivery import DeliveryState, PushOutcome, SkipReason

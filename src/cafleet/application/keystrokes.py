@@ -21,6 +21,14 @@ from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass, field, replace
 
 from cafleet.application.gathering import Gatherings
+from cafleet.application.keystroke_checks import (
+    DIALOG_SCREEN_LINES,
+    accepted_commands,
+    agent_problem,
+    await_shell_turn,
+    screen_matters,
+    screen_problem,
+)
 from cafleet.application.pane_steps import steps_of
 from cafleet.application.ports import (
     Clock,
@@ -33,18 +41,13 @@ from cafleet.application.ports import (
 )
 from cafleet.domain.agents.profile import AgentProfile
 from cafleet.domain.agents.registry import AgentProfiles
-from cafleet.domain.agents.screen import TYPING_DIALOG_ROWS
 from cafleet.domain.delivery import BEFORE_ENTER, Channel, PushOutcome, Residue, SkipReason
 from cafleet.domain.digests import sha256_hex
 from cafleet.domain.errors import CafleetError
-from cafleet.domain.panes import Key, PaneGone, PaneInfo, ServerGone, agent_check, ours
-from cafleet.domain.placement import CodingAgent
+from cafleet.domain.panes import Key, PaneGone, PaneInfo, ServerGone
 from cafleet.domain.preview import one_line
 
 SEND_LOCK_TIMEOUT_SECONDS = 30
-DIALOG_SCREEN_LINES = 40
-SHELL_IDLE_WAIT_SECONDS = 120  # how long a shell command waits for a turn to end
-SHELL_IDLE_POLL_SECONDS = 0.5
 SUBMIT_RETRIES = 2  # Enters pressed again for a text the composer still shows
 SUBMIT_CHECK_SECONDS = 0.1  # the agent's moment to take an Enter before its composer is read
 
@@ -147,20 +150,12 @@ class KeystrokeSender:
         return self._profiles[target.coding_agent]
 
     def agent_problem(self, target: PushTarget, info: PaneInfo | None) -> str | None:
-        """Tests A and B on the pane as reported: None when it is the target's pane and runs
-        its agent, else the skip reason (pane-gone for a pane that took the id later)."""
-        return agent_check(
-            ours(info, target.identity),
-            self.accepted_commands(target),
-            target.coding_agent.value,
-            self.profile(target).script_names,
-        )
+        """Tests A and B (see keystroke_checks.agent_problem)."""
+        return agent_problem(self.profile(target), target, info)
 
     def accepted_commands(self, target: PushTarget) -> tuple[str, ...]:
         """Test B's list; empty (only test A applies) for a custom agent without one."""
-        if target.coding_agent is CodingAgent.CUSTOM:
-            return target.agent_commands
-        return self.profile(target).foreground_names
+        return accepted_commands(self.profile(target), target)
 
     def holding(self, target: PushTarget) -> AbstractContextManager[None]:
         """The pane's send lock, for a key pressed outside the typing sequence."""
@@ -378,17 +373,7 @@ class KeystrokeSender:
         return text if self.profile(target).bracketed_paste else one_line(text)
 
     def _await_shell_turn(self, driver: PaneDriver, job: _Job) -> None:
-        """Wait (bounded) for a running turn to end where the agent would drop a shell
-        command typed during it; the check under the lock reports a turn still running."""
-        profile = self.profile(job.target)
-        if not profile.shell_busy_signs:
-            return
-        waited = 0.0
-        while waited < SHELL_IDLE_WAIT_SECONDS and profile.busy_for_shell(
-            driver.capture(job.pane, DIALOG_SCREEN_LINES)
-        ):
-            self._clock.sleep(SHELL_IDLE_POLL_SECONDS)
-            waited += SHELL_IDLE_POLL_SECONDS
+        await_shell_turn(driver, job.pane, self.profile(job.target), self._clock)
 
     def _problems(self, server: _Server, jobs: list[_Job]) -> dict[_Job, str]:
         """Why nothing may be typed now, per job that must not: the pane is not the one
@@ -403,7 +388,11 @@ class KeystrokeSender:
             problem = self.agent_problem(job.target, infos.get(job.pane))
             if problem is not None:
                 problems[job] = problem
-        screened = [j for j in jobs if j not in problems and self._screen_matters(j)]
+        screened = [
+            j
+            for j in jobs
+            if j not in problems and screen_matters(self.profile(j.target), j.keys.shell)
+        ]
         if not screened:
             return problems
         screens = server.steps.captures([job.pane for job in screened], DIALOG_SCREEN_LINES)
@@ -412,23 +401,12 @@ class KeystrokeSender:
             if isinstance(screen, CafleetError):
                 job.fail(screen)
                 continue
-            problem = self._screen_problem(job, screen or "")
+            problem = screen_problem(
+                self.profile(job.target), screen or "", job.keys.text, job.keys.shell
+            )
             if problem is not None:
                 problems[job] = problem
         return problems
-
-    def _screen_matters(self, job: _Job) -> bool:
-        profile = self.profile(job.target)
-        return bool(profile.dialog_signs) or (job.keys.shell and bool(profile.shell_busy_signs))
-
-    def _screen_problem(self, job: _Job, screen: str) -> str | None:
-        profile = self.profile(job.target)
-        sign = profile.dialog_on(screen, ignoring=job.keys.text, rows=TYPING_DIALOG_ROWS)
-        if sign is not None:
-            return SkipReason.dialog(sign)
-        if job.keys.shell and profile.shell_busy_signs and profile.busy_for_shell(screen):
-            return SkipReason.AGENT_BUSY
-        return None
 
 
 _Step = Callable[[_Server, list[_Job]], None]

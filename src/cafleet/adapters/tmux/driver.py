@@ -17,10 +17,25 @@ import contextlib
 import shutil
 import subprocess
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from cafleet.adapters.foreground import foreground_argv, shows_terminal
+from cafleet.adapters.tmux.formats import (
+    BORDER_FORMAT,
+    CHUNK_BYTES,
+    KEY_NAMES,
+    MARKER_OPTION,
+    PANE_FORMAT,
+    TITLE_OPTION,
+    chunks,
+    escape_trailing_semicolon,
+    fitting,
+    marked,
+    pane_rows,
+    parse_panes,
+    trimmed,
+)
 from cafleet.adapters.tmux.server_reads import parsed, read_command
 from cafleet.application.ports import PaneBatches, PaneDriver, PaneLabels, Typing
 from cafleet.domain.errors import CafleetError, Unavailable
@@ -28,20 +43,6 @@ from cafleet.domain.panes import Key, PaneGone, PaneInfo, PromptAnswer, ServerGo
 from cafleet.domain.placement import Multiplexer, PaneLocation
 
 TIMEOUT_SECONDS = 5
-CHUNK_BYTES = 8 * 1024  # one tmux command is capped near 16 KiB
-CHAIN_BYTES = 12 * 1024  # so is a chain of them: the arguments of one call stay under this
-MARKER_OPTION = "@cafleet-pane"  # a pane option: it lives and dies with its pane and server
-# the server's pid and start, the pane's first process and CAFleet's marker: a pane of a
-# later server that reuses the id differs in all of them
-IDENTITY_FORMAT = f"#{{pid}}.#{{start_time}}.#{{pane_pid}}.#{{{MARKER_OPTION}}}"
-TITLE_OPTION = "@cafleet-title"  # a pane option: unlike the pane title, no program in the pane
-# can overwrite it with a terminal escape, so the border shows it where it is set
-BORDER_FORMAT = f"#{{?{TITLE_OPTION}, #{{{TITLE_OPTION}}} ,#{{pane_title}}}}"
-PANE_FORMAT = (  # the title last: it is the one field that may hold anything but a tab
-    f"#{{pane_id}}\t#{{pane_dead}}\t#{{pane_current_command}}\t#{{pane_pid}}\t{IDENTITY_FORMAT}"
-    f"\t#{{pane_tty}}\t#{{{TITLE_OPTION}}}"
-)
-KEY_NAMES = {Key.ENTER: "Enter", Key.ESCAPE: "Escape"}
 _GONE_SIGNS = ("can't find pane", "no such pane", "can't find window")
 _UNREACHABLE_SIGNS = ("no server running", "error connecting to", "failed to connect")
 # of those, the ones that say no server runs there (not one that is slow or refuses us)
@@ -84,7 +85,7 @@ class TmuxPaneDriver(PaneDriver, PaneBatches, PaneLabels):
         return pane_id
 
     def type_text(self, pane_id: str, text: str) -> None:
-        for chunk in _chunks(text, CHUNK_BYTES):
+        for chunk in chunks(text, CHUNK_BYTES):
             self._run("send-keys", "-t", pane_id, "-l", "--", chunk)
 
     def paste_text(self, pane_id: str, text: str) -> None:
@@ -107,10 +108,10 @@ class TmuxPaneDriver(PaneDriver, PaneBatches, PaneLabels):
     def capture(self, pane_id: str, lines: int, *, ansi: bool = False) -> str:
         flags = ["-e"] if ansi else []
         screen = self._run("capture-pane", "-p", *flags, "-t", pane_id, "-S", f"-{lines}")
-        return _trimmed(screen, lines)
+        return trimmed(screen, lines)
 
     def list_panes(self) -> dict[str, PaneInfo]:
-        return _parse_panes(self._run("list-panes", "-a", "-F", PANE_FORMAT))
+        return parse_panes(self._run("list-panes", "-a", "-F", PANE_FORMAT))
 
     def pane(self, pane_id: str) -> PaneInfo | None:
         """The pane with its foreground process's argv (the agent check needs it)."""
@@ -118,13 +119,13 @@ class TmuxPaneDriver(PaneDriver, PaneBatches, PaneLabels):
             listing = self._run("list-panes", "-t", pane_id, "-F", PANE_FORMAT)
         except PaneGone:
             return None
-        rows = [row for row in _pane_rows(listing) if row[0].pane_id == pane_id]
+        rows = [row for row in pane_rows(listing) if row[0].pane_id == pane_id]
         return next(iter(self._with_foregrounds(rows)), None)
 
     def panes_of(self, pane_ids: Sequence[str]) -> dict[str, PaneInfo | None]:
         wanted = set(pane_ids)
         listing = self._run("list-panes", "-a", "-F", PANE_FORMAT)
-        rows = [row for row in _pane_rows(listing) if row[0].pane_id in wanted]
+        rows = [row for row in pane_rows(listing) if row[0].pane_id in wanted]
         found = {info.pane_id: info for info in self._with_foregrounds(rows)}
         return {pane: found.get(pane) for pane in pane_ids}
 
@@ -165,7 +166,7 @@ class TmuxPaneDriver(PaneDriver, PaneBatches, PaneLabels):
         done, failed = self._chained(
             [(pane, [["capture-pane", "-p", "-t", pane, "-S", f"-{lines}"]]) for pane in pane_ids]
         )
-        return {**{pane: _trimmed(screen, lines) for pane, screen in done.items()}, **failed}
+        return {**{pane: trimmed(screen, lines) for pane, screen in done.items()}, **failed}
 
     def write_all(self, typings: Sequence[Typing]) -> dict[str, CafleetError]:
         failures: dict[str, CafleetError] = {}
@@ -215,13 +216,13 @@ class TmuxPaneDriver(PaneDriver, PaneBatches, PaneLabels):
         failed: dict[str, CafleetError] = {}
         todo = list(steps)
         while todo:
-            batch = _fitting(todo, token)
+            batch = fitting(todo, token)
             argv: list[str] = []
             for index, (_, commands) in enumerate(batch):
                 for command in [*commands, ["display-message", "-p", f"{token}:{index}"]]:
-                    argv += [*map(_escape_trailing_semicolon, command), ";"]
+                    argv += [*map(escape_trailing_semicolon, command), ";"]
             code, stdout, stderr = self._call(argv[:-1])
-            outputs = _marked(stdout, token)
+            outputs = marked(stdout, token)
             for (pane, _), output in zip(batch, outputs, strict=False):
                 printed[pane] = output
             todo = todo[len(outputs) :]
@@ -303,7 +304,7 @@ class TmuxPaneDriver(PaneDriver, PaneBatches, PaneLabels):
 
     def _run(self, subcommand: str, *args: str, stdin: str | None = None) -> str:
         code, stdout, stderr = self._call(
-            [subcommand, *map(_escape_trailing_semicolon, args)], stdin
+            [subcommand, *map(escape_trailing_semicolon, args)], stdin
         )
         if code == 0:
             return stdout
@@ -354,74 +355,3 @@ class TmuxPaneDriver(PaneDriver, PaneBatches, PaneLabels):
                 f"cannot reach the tmux server at {self._socket or 'default'}: {reason}"
             )
         return Unavailable(f"tmux {subcommand} failed: {reason}")
-
-
-def _escape_trailing_semicolon(arg: str) -> str:
-    """tmux reads an argument ending in `;` as the end of a command; `\\;` keeps the `;`."""
-    return arg[:-1] + "\\;" if arg.endswith(";") else arg
-
-
-def _chunks(text: str, limit: int) -> Iterator[str]:
-    """Pieces of at most `limit` UTF-8 bytes, never splitting a character. Cut on the bytes
-    (a wake naming 200 agents is ~15 KB: a loop per character cost ~5 ms of each tick)."""
-    data = text.encode()
-    start = 0
-    while start < len(data):
-        end = min(start + limit, len(data))
-        while end < len(data) and data[end] & 0xC0 == 0x80:  # a continuation byte
-            end -= 1
-        if end == start:  # a limit below one character's width: that character alone
-            end = start + 1
-            while end < len(data) and data[end] & 0xC0 == 0x80:
-                end += 1
-        yield data[start:end].decode()
-        start = end
-
-
-def _trimmed(screen: str, lines: int) -> str:
-    rows = screen.split("\n")
-    while rows and not rows[-1].strip():
-        rows.pop()
-    return "\n".join(rows[-lines:])
-
-
-def _fitting(
-    todo: Sequence[tuple[str, list[list[str]]]], token: str
-) -> list[tuple[str, list[list[str]]]]:
-    """The first panes' steps whose arguments fit one call (at least one pane's)."""
-    size, taken = 0, 0
-    for _, commands in todo:
-        size += sum(len(arg.encode()) + 1 for command in commands for arg in command)
-        size += len(token) + 40  # its mark
-        if taken and size > CHAIN_BYTES:
-            break
-        taken += 1
-    return list(todo[:taken])
-
-
-def _marked(stdout: str, token: str) -> list[str]:
-    """What each pane's commands printed, up to each mark (`token:index`) printed."""
-    outputs: list[str] = []
-    current: list[str] = []
-    for line in stdout.split("\n"):
-        if line == f"{token}:{len(outputs)}":
-            outputs.append("\n".join(current))
-            current = []
-        else:
-            current.append(line)
-    return outputs
-
-
-def _pane_rows(listing: str) -> Iterator[tuple[PaneInfo, int, str]]:
-    """Each listed pane with the pid of its first process (0 when not reported) and its
-    terminal."""
-    for line in listing.splitlines():
-        fields = [*line.split("\t", 6), "", "", "", "", "", ""]
-        pane_id, dead, command, pid, identity, terminal, title = fields[:7]
-        if pane_id:
-            info = PaneInfo(pane_id, dead == "1", command, identity=identity, title=title or None)
-            yield info, int(pid) if pid.isdigit() else 0, terminal
-
-
-def _parse_panes(listing: str) -> dict[str, PaneInfo]:
-    return {info.pane_id: info for info, _, _ in _pane_rows(listing)}
