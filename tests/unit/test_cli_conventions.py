@@ -5,13 +5,11 @@ Spec §2.2, §4.1, §4.2.
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
 from cafleet import __version__
 from cafleet.application.fleets import FleetService
+from support.probes import probe_cli
 
 BROKEN_SETTINGS = {
     "CAFLEET_MAX_TEXT_LEN": "abc",
@@ -61,25 +59,11 @@ def test_help_starts_with_the_product_line_and_lists_the_commands(run) -> None:
 
 @pytest.mark.parametrize("argv", [["--version"], ["--help"], ["message", "send", "--help"]])
 def test_version_and_help_import_no_settings_database_or_container(argv: list[str]) -> None:
-    probe = (
-        "import sys\n"
-        "from cafleet.entrypoints.cli.main import main\n"
-        "try:\n"
-        f"    main({argv!r})\n"
-        "except SystemExit:\n"
-        "    pass\n"
-        "heavy = ('sqlalchemy', 'alembic', 'dependency_injector', 'pydantic')\n"
-        "light = ('cafleet.settings', 'cafleet.composition', 'cafleet.container')\n"
-        "loaded = [m for m in sys.modules if m.split('.')[0] in heavy or m in light]\n"
-        "sys.stderr.write(repr(sorted(loaded)))\n"
-    )
+    ran = probe_cli(argv)
 
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=False
-    )
-
-    assert done.returncode == 0
-    assert done.stderr == "[]"
+    heavy = ("sqlalchemy", "alembic", "dependency_injector", "pydantic")
+    light = ("cafleet.settings", "cafleet.composition", "cafleet.container")
+    assert ran.loaded(heavy, names=light) == []
 
 
 @pytest.mark.parametrize(

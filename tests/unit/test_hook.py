@@ -15,6 +15,7 @@ import pytest
 
 from cafleet.adapters.mailbox import Mailbox
 from cafleet.hook import WAKE_EXIT, main, previews_in
+from support.probes import probe_module
 
 
 @pytest.fixture(autouse=True)
@@ -112,18 +113,9 @@ def test_as_a_hook_command_it_reads_stdin_and_prints_nothing(tmp_path: Path) -> 
 
 
 def test_the_hook_imports_nothing_beyond_the_standard_library() -> None:
-    probe = (
-        "import runpy, sys; sys.argv = ['x']\n"
-        "try:\n    runpy.run_module('cafleet.hook', run_name='__main__')\n"
-        "except SystemExit:\n    pass\n"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in"
-        " ('cafleet', 'click', 'sqlalchemy', 'alembic', 'fastapi')))"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=30
-    )
+    ran = probe_module("cafleet.hook")
 
-    assert done.stdout.strip() == (
+    assert str(ran.loaded(("cafleet", "click", "sqlalchemy", "alembic", "fastapi"))) == (
         "['cafleet', 'cafleet.adapters', 'cafleet.adapters.liveness', 'cafleet.adapters.mailbox',"
         " 'cafleet.adapters.private_files', 'cafleet.domain', 'cafleet.domain.preview']"
     )

@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from support.probes import probe_module
+
 REPORT = (
     "import json, os, sys; json.dump({'argv': sys.argv[1:], 'cwd': os.getcwd(),"
     " 'env': dict(os.environ)}, open(sys.argv[1], 'w')); sys.exit(3)"
@@ -160,20 +162,12 @@ def test_usage_without_exactly_one_argument() -> None:
 
 
 def test_the_launcher_imports_nothing_beyond_the_standard_library() -> None:
-    probe = (
-        "import runpy, sys; sys.argv = ['x']\n"
-        "try:\n    runpy.run_module('cafleet.launch', run_name='__main__')\n"
-        "except SystemExit:\n    pass\n"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in"
-        " ('cafleet', 'click', 'sqlalchemy', 'alembic', 'fastapi')))"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=30
-    )
+    ran = probe_module("cafleet.launch")
 
     # the package __init__ holds __version__ only; private_files is standard library only
     assert (
-        done.stdout.strip() == "['cafleet', 'cafleet.adapters', 'cafleet.adapters.private_files']"
+        str(ran.loaded(("cafleet", "click", "sqlalchemy", "alembic", "fastapi")))
+        == "['cafleet', 'cafleet.adapters', 'cafleet.adapters.private_files']"
     )
 
 

@@ -8,8 +8,6 @@ anywhere.
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +16,7 @@ from fastapi.testclient import TestClient
 
 import cafleet.container
 import cafleet.entrypoints.cli.server
+from support.probes import probe_cli
 
 TOKEN = "a-long-enough-token-123"
 REFUSAL = (
@@ -273,24 +272,9 @@ def test_the_server_is_listed_in_the_root_help(run) -> None:
     [["--help"], ["--version"], ["server", "--help"], ["message", "send", "--help"]],
 )
 def test_help_never_imports_the_web_stack(argv: list[str]) -> None:
-    probe = (
-        "import sys\n"
-        "from cafleet.entrypoints.cli.main import main\n"
-        "try:\n"
-        f"    main({argv!r})\n"
-        "except SystemExit:\n"
-        "    pass\n"
-        "web = ('fastapi', 'uvicorn', 'starlette', 'pydantic', 'anyio')\n"
-        "loaded = [m for m in sys.modules if m.split('.')[0] in web]\n"
-        "sys.stderr.write(repr(sorted(loaded)))\n"
-    )
+    ran = probe_cli(argv)
 
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=False
-    )
-
-    assert done.returncode == 0
-    assert done.stderr == "[]"
+    assert ran.loaded(("fastapi", "uvicorn", "starlette", "pydantic", "anyio")) == []
 
 
 def test_event_streams_end_once_the_server_begins_to_stop(run, served, alpha) -> None:
