@@ -115,7 +115,13 @@ class TmuxServer:
         if self.socket:
             Path(self.socket).unlink(missing_ok=True)
 
-    def _start(self, session: str, size: tuple[int, int] | None, command: Sequence[str]) -> None:
+    def start(
+        self,
+        session: str = "main",
+        size: tuple[int, int] | None = None,
+        command: Sequence[str] = (),
+    ) -> None:
+        """Start the server with one detached session (running `command`, else a shell)."""
         geometry = ["-x", str(size[0]), "-y", str(size[1])] if size else []
         self.run("new-session", "-d", "-s", session, *geometry, *command)
         self.session = session
@@ -140,7 +146,7 @@ def private_tmux(
     env = clean_environment() if environment is None else environment
     server = TmuxServer(binary, f"{prefix}-{uuid.uuid4().hex}", env, cwd)
     try:
-        server._start(session, size, command)
+        server.start(session, size, command)
         yield server
     finally:
         server.kill()
