@@ -7,6 +7,7 @@ import json
 import pytest
 
 from support.probes import probe_cli
+from support.tmux import clean_environment
 
 HEAVY = (
     "sqlalchemy",
@@ -108,3 +109,22 @@ def test_the_hot_commands_run_on_the_standard_library_s_sqlite3(
     assert migrated.scalar("SELECT status_state FROM tasks WHERE task_id = ?", int(task)) == (
         "completed"
     )
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["message", "send", "--help"]])
+def test_version_and_help_import_no_settings_database_or_container(argv: list[str]) -> None:
+    ran = probe_cli(argv, clean_environment())
+
+    heavy = ("sqlalchemy", "alembic", "dependency_injector", "pydantic")
+    light = ("cafleet.settings", "cafleet.composition", "cafleet.container")
+    assert ran.loaded(heavy, names=light) == []
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--help"], ["--version"], ["server", "--help"], ["message", "send", "--help"]],
+)
+def test_help_never_imports_the_web_stack(argv: list[str]) -> None:
+    ran = probe_cli(argv, clean_environment())
+
+    assert ran.loaded(("fastapi", "uvicorn", "starlette", "pydantic", "anyio")) == []

@@ -157,3 +157,13 @@ def tmux() -> Iterator[TmuxServer]:
     """A private tmux server with one session `main` (200x50), killed on teardown."""
     with private_tmux(require_tmux(), "cafleet-test", size=(200, 50)) as server:
         yield server
+
+
+@pytest.fixture
+def outer_variables_removed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """For a test that runs CAFleet in-process: none of the variables `clean_environment`
+    drops (the outer shell's CAFLEET_*, multiplexer and agent-home settings) leaks in."""
+    kept = clean_environment()
+    for name in list(os.environ):
+        if name not in kept:
+            monkeypatch.delenv(name, raising=False)

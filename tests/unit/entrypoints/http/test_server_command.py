@@ -16,7 +16,6 @@ from fastapi.testclient import TestClient
 
 import cafleet.container
 import cafleet.entrypoints.cli.server
-from support.probes import probe_cli
 
 TOKEN = "a-long-enough-token-123"
 REFUSAL = (
@@ -265,16 +264,6 @@ def test_the_server_is_listed_in_the_root_help(run) -> None:
     result = run("--help")
 
     assert "\n  server " in result.stdout
-
-
-@pytest.mark.parametrize(
-    "argv",
-    [["--help"], ["--version"], ["server", "--help"], ["message", "send", "--help"]],
-)
-def test_help_never_imports_the_web_stack(argv: list[str]) -> None:
-    ran = probe_cli(argv)
-
-    assert ran.loaded(("fastapi", "uvicorn", "starlette", "pydantic", "anyio")) == []
 
 
 def test_event_streams_end_once_the_server_begins_to_stop(run, served, alpha) -> None:

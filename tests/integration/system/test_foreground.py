@@ -11,6 +11,9 @@ import pytest
 
 from cafleet.adapters.foreground import foreground_argv, shows_terminal
 
+# no CAFLEET_*, multiplexer or agent-home variable of the outer shell leaks in
+pytestmark = pytest.mark.usefixtures("outer_variables_removed")
+
 
 def process(proc: Path, pid: int, stat: str, cmdline: bytes | None = None) -> None:
     (proc / str(pid)).mkdir()

@@ -16,6 +16,9 @@ from cafleet.adapters.mailbox import Mailbox
 from cafleet.application.ports import LoopMark
 from cafleet.domain.errors import Unavailable
 
+# no CAFLEET_*, multiplexer or agent-home variable of the outer shell leaks in
+pytestmark = pytest.mark.usefixtures("outer_variables_removed")
+
 NOBODY = 2**22 + 11  # above the largest pid Linux hands out: no process has it here
 
 HOLDER = """
@@ -23,6 +26,7 @@ import sys
 from pathlib import Path
 from cafleet.adapters.loop_marks import FileLoopMarks
 from cafleet.adapters.mailbox import Mailbox
+
 kind, where, name = sys.argv[1:]
 if kind == "mark":
     marks = FileLoopMarks(lambda: Path(where), "store")

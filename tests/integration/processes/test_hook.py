@@ -17,6 +17,9 @@ from cafleet.adapters.mailbox import Mailbox
 from cafleet.hook import WAKE_EXIT, main, previews_in
 from support.probes import probe_module
 
+# no CAFLEET_*, multiplexer or agent-home variable of the outer shell leaks in
+pytestmark = pytest.mark.usefixtures("outer_variables_removed")
+
 
 @pytest.fixture(autouse=True)
 def _hook_json_on_stdin(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-_ROOT = str(Path(__file__).resolve().parents[3])
+_ROOT = str(Path(__file__).resolve().parents[4])
 if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
 

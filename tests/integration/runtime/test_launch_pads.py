@@ -24,6 +24,10 @@ from cafleet.application.ports import HttpEndpoint, LauncherStatus
 from cafleet.domain.errors import Unavailable
 from cafleet.hook import main as record_event
 
+# no CAFLEET_*, multiplexer or agent-home variable of the outer shell leaks in
+pytestmark = pytest.mark.usefixtures("outer_variables_removed")
+
+
 PYTHON = "/opt/python/bin/python3"
 
 

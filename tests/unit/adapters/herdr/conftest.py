@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-_ROOT = str(Path(__file__).resolve().parents[3])
+_ROOT = str(Path(__file__).resolve().parents[4])
 if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
 

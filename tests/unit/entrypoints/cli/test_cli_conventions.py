@@ -9,7 +9,6 @@ import pytest
 
 from cafleet import __version__
 from cafleet.application.fleets import FleetService
-from support.probes import probe_cli
 
 BROKEN_SETTINGS = {
     "CAFLEET_MAX_TEXT_LEN": "abc",
@@ -55,15 +54,6 @@ def test_help_starts_with_the_product_line_and_lists_the_commands(run) -> None:
     commands = result.stdout.split("Commands:\n", 1)[1]
     for name in ("fleet", "member", "message", "setup"):
         assert f"\n  {name} " in f"\n{commands}"
-
-
-@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["message", "send", "--help"]])
-def test_version_and_help_import_no_settings_database_or_container(argv: list[str]) -> None:
-    ran = probe_cli(argv)
-
-    heavy = ("sqlalchemy", "alembic", "dependency_injector", "pydantic")
-    light = ("cafleet.settings", "cafleet.composition", "cafleet.container")
-    assert ran.loaded(heavy, names=light) == []
 
 
 @pytest.mark.parametrize(

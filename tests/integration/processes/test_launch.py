@@ -4,10 +4,8 @@ supervised with a state directory; every failure is one stderr line and exit 127
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import select
 import shutil
 import subprocess
 import sys
@@ -15,9 +13,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pexpect
 import pytest
 
 from support.probes import probe_module
+
+# no CAFLEET_*, multiplexer or agent-home variable of the outer shell leaks in
+pytestmark = pytest.mark.usefixtures("outer_variables_removed")
+
 
 REPORT = (
     "import json, os, sys; json.dump({'argv': sys.argv[1:], 'cwd': os.getcwd(),"
@@ -414,41 +417,19 @@ def test_a_state_that_is_not_a_path_is_refused(tmp_path: Path) -> None:
     assert len(done.stderr.splitlines()) == 1
 
 
-CTTY_LAUNCH = """\
-import fcntl, sys, termios
-fcntl.ioctl(0, termios.TIOCSCTTY, 0)
-import cafleet.launch as launch
-sys.exit(launch.main(sys.argv[1:]))
-"""
-
-
 def test_on_a_terminal_the_agent_gets_the_foreground_and_the_screen_is_cleared(
     tmp_path: Path,
 ) -> None:
     file, state, report = supervised_file(tmp_path, "ready:0")
-    master, slave = os.openpty()
-    try:
-        launcher = subprocess.Popen(
-            [sys.executable, "-c", CTTY_LAUNCH, str(file)],
-            stdin=slave,
-            stdout=slave,
-            stderr=slave,
-            start_new_session=True,
-        )
-        os.close(slave)
-        output = b""
-        deadline = time.monotonic() + 20
-        while launcher.poll() is None and time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.05)
-            if ready:
-                with contextlib.suppress(OSError):
-                    output += os.read(master, 4096)
-        launcher.wait(timeout=5)
-    finally:
-        os.close(master)
 
-    assert launcher.returncode == 0
-    assert output.startswith(b"\x1b[H\x1b[2J\x1b[3J")
+    # pexpect starts it as a multiplexer starts a pane's program: a new session whose
+    # controlling terminal is a pty
+    launcher = pexpect.spawn(sys.executable, ["-m", "cafleet.launch", str(file)], timeout=20)
+    launcher.expect(pexpect.EOF)
+    launcher.close()
+
+    assert launcher.exitstatus == 0
+    assert launcher.before.startswith(b"\x1b[H\x1b[2J\x1b[3J")
     seen = json.loads(report.read_text())
     assert seen["fg"] == seen["pgrp"] == seen["pid"]  # the multiplexer shows the agent in front
     assert not state.exists()
