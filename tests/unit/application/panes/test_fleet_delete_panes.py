@@ -7,8 +7,7 @@ import pytest
 from cafleet.application.fleets import FleetDeleted, MemberPane, PaneFate
 from cafleet.domain.agent import AgentStatus
 from cafleet.domain.errors import NotFound, Unavailable
-
-from .builders import ENTER, PaneRig, text
+from support.pane_rig import ENTER, PaneRig, text
 
 
 def assert_soft_deleted(rig: PaneRig, fleet_id: int, agent_ids: list[int]) -> None:

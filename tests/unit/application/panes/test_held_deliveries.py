@@ -29,8 +29,7 @@ from cafleet.domain.message import unicast
 from cafleet.domain.panes import Key
 from cafleet.domain.placement import Multiplexer
 from cafleet.domain.preview import preview
-
-from .builders import SOCKET, FakePane, Member, PaneRig, ScriptedDriver
+from support.pane_rig import SOCKET, FakePane, Member, PaneRig, ScriptedDriver
 
 # Claude Code's permission dialog, drawn where its composer was; "Esc to cancel" ends it
 DIALOG = [

@@ -11,8 +11,7 @@ from cafleet.application.ports import PushTarget
 from cafleet.domain.delivery import DeliveryState
 from cafleet.domain.errors import Unavailable
 from cafleet.domain.placement import PaneState
-
-from .builders import ENTER, PaneRig, paste
+from support.pane_rig import ENTER, PaneRig, paste
 
 
 def test_pane_verbs_on_a_member_of_another_host_are_refused_and_type_nothing(

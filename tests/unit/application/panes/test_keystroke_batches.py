@@ -7,8 +7,7 @@ from cafleet.adapters.fake.pane_driver import FakePane
 from cafleet.application.keystrokes import SUBMIT_CHECK_SECONDS, SUBMIT_RETRIES, Keystrokes
 from cafleet.domain.delivery import PushOutcome
 from cafleet.domain.placement import CodingAgent
-
-from .builders import ENTER, SUBMIT_DELAYS, PaneRig, paste, target
+from support.pane_rig import ENTER, SUBMIT_DELAYS, PaneRig, paste, target
 
 
 def preview(n: int) -> str:

@@ -11,8 +11,7 @@ from cafleet.domain.errors import Unavailable
 from cafleet.domain.panes import PaneGone
 from cafleet.domain.placement import CodingAgent, Multiplexer
 from cafleet.domain.preview import one_line
-
-from .builders import (
+from support.pane_rig import (
     ENTER,
     ESC,
     SOCKET,

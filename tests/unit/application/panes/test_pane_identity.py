@@ -13,8 +13,7 @@ from cafleet.domain.delivery import DeliveryState
 from cafleet.domain.errors import Invalid
 from cafleet.domain.panes import PaneGone
 from cafleet.domain.placement import CodingAgent, Multiplexer, PaneLocation, PaneState
-
-from .builders import DIRECTOR_PANE, ENTER, SOCKET, WINDOW, Member, PaneRig, text
+from support.pane_rig import DIRECTOR_PANE, ENTER, SOCKET, WINDOW, Member, PaneRig, text
 
 
 def restarted_with_stranger(rig: PaneRig, member: Member, command: str = "claude") -> None:

@@ -8,8 +8,7 @@ from cafleet.adapters.notify.pane import PaneNotifier
 from cafleet.application.ports import Announcement
 from cafleet.domain.delivery import Channel, DeliveryState, PushOutcome
 from cafleet.domain.message import MessageState
-
-from .builders import ENTER, START, SUBMIT_DELAYS, PaneRig, TimedOutLocks, paste, target
+from support.pane_rig import ENTER, START, SUBMIT_DELAYS, PaneRig, TimedOutLocks, paste, target
 
 HEADER_TS = "2026-01-01T08:00:00.000000+00:00"
 

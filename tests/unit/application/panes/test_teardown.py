@@ -6,8 +6,7 @@ from cafleet.adapters.fake.pane_driver import FakePane
 from cafleet.application.teardown import Closing, PaneClosing
 from cafleet.domain.errors import Unavailable
 from cafleet.domain.placement import CodingAgent
-
-from .builders import ENTER, SUBMIT_DELAYS, PaneRig, target, text
+from support.pane_rig import ENTER, SUBMIT_DELAYS, PaneRig, target, text
 
 POLL = 0.5
 CLAUDE_DELAY = SUBMIT_DELAYS["claude"]

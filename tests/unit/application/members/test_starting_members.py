@@ -7,8 +7,7 @@ from datetime import timedelta
 
 from cafleet.domain.delivery import DeliveryState
 from cafleet.domain.message import MessageState
-
-from .builders import START, SUBMIT_DELAYS, PaneRig
+from support.pane_rig import START, SUBMIT_DELAYS, PaneRig
 
 HEADER_TS = "2026-01-01T08:00:00.000000+00:00"
 POLL = 0.25

@@ -13,8 +13,7 @@ from cafleet.application.readiness import POLL_SECONDS, StartWatch, StartWatcher
 from cafleet.domain.agent_profiles import PROFILES, ReadyRule, letters_and_digits, prompt_mark
 from cafleet.domain.errors import Unavailable
 from cafleet.domain.placement import CodingAgent, Multiplexer
-
-from .builders import START, PaneRig, TimelineClock
+from support.pane_rig import START, PaneRig, TimelineClock
 
 PROMPT = "Review the open pull requests and report back."
 

@@ -8,8 +8,7 @@ import pytest
 
 from cafleet.domain.errors import Invalid, NotFound, Unavailable
 from cafleet.domain.placement import CodingAgent, Multiplexer
-
-from .builders import ENTER, ESC, SUBMIT_DELAYS, PaneRig, TimedOutLocks, text
+from support.pane_rig import ENTER, ESC, SUBMIT_DELAYS, PaneRig, TimedOutLocks, text
 
 # --------------------------------------------------------------------------- capture
 

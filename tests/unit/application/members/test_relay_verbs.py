@@ -25,8 +25,8 @@ from cafleet.domain.agent_status import AgentStatus
 from cafleet.domain.errors import Invalid, Unavailable
 from cafleet.domain.placement import Multiplexer, PaneLocation, PaneState
 from cafleet.domain.relay import RELAY_ALIVE_SECONDS, PaneVerb
+from support.pane_rig import ENTER, SOCKET, PaneRig
 
-from .builders import ENTER, SOCKET, PaneRig
 from .test_spawning import Spawning
 
 LAPTOP = "laptop"

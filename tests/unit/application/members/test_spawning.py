@@ -22,8 +22,7 @@ from cafleet.domain.agent_profiles import CLAUDE_FLOOR, SPAWN_FILE, ReadyRule, S
 from cafleet.domain.coding_agents import MAX_PROMPT_BYTES
 from cafleet.domain.errors import CafleetError, Conflict, Invalid, Unavailable, UsageProblem
 from cafleet.domain.placement import CodingAgent, Multiplexer
-
-from .builders import (
+from support.pane_rig import (
     DIRECTOR_PANE,
     SOCKET,
     START,

@@ -10,8 +10,7 @@ from cafleet.application.relay import RelayClient, RelayDuties, RelayService
 from cafleet.domain.delivery import DeliveryState
 from cafleet.domain.errors import Conflict, NotFound, Unavailable
 from cafleet.domain.relay import RELAY_ALIVE_SECONDS, PaneVerb, RequestState, relay_note
-
-from .builders import ENTER, PaneRig, text
+from support.pane_rig import ENTER, PaneRig, text
 
 LAPTOP = "laptop"
 

@@ -20,8 +20,8 @@ from cafleet.domain.errors import Unavailable
 from cafleet.domain.placement import Multiplexer, PaneLocation
 from cafleet.domain.relay import PaneVerb, RelayBeat, RelayRequest, RelaySession, RequestState
 from cafleet.entrypoints.relay.loop import run_relay
+from support.pane_rig import SOCKET, PaneRig
 
-from .builders import SOCKET, PaneRig
 from .test_relay import LAPTOP, Process
 
 

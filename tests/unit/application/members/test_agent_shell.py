@@ -13,8 +13,7 @@ from cafleet.domain.agent_profiles import SESSION_FILE, AgentProfiles
 from cafleet.domain.delivery import DeliveryState, SkipReason
 from cafleet.domain.errors import Invalid
 from cafleet.domain.placement import CodingAgent, Multiplexer
-
-from .builders import ENTER, Member, PaneRig, text
+from support.pane_rig import ENTER, Member, PaneRig, text
 
 SHELL_PATH = "/session/ses_abc/shell"
 STATUS_PATH = "/session/status"

@@ -13,8 +13,8 @@ from cafleet.adapters.fake.pane_driver import ThreadLocks
 from cafleet.application.messaging import MessagingService
 from cafleet.domain.errors import CafleetError, ErrorKind
 from cafleet.domain.identity import MemberCredential, secret_digest
+from support.pane_rig import PaneRig
 
-from .builders import PaneRig
 from .test_spawning import Spawning
 
 

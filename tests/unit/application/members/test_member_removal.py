@@ -9,8 +9,7 @@ from cafleet.application.lifecycle import MemberDeleted
 from cafleet.domain.agent import AgentStatus
 from cafleet.domain.errors import Invalid, NotFound, Unavailable
 from cafleet.domain.placement import CodingAgent
-
-from .builders import ENTER, START, WINDOW, PaneRig, TimedOutLocks, text
+from support.pane_rig import ENTER, START, WINDOW, PaneRig, TimedOutLocks, text
 
 KILL_ERROR = "cannot reach the tmux server at unit-tmux.sock: connection refused"
 
