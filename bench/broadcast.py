@@ -258,7 +258,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="cafleet-bench-broadcast-") as tmp:
         try:
             pl.write_fake_claude(Path(tmp) / "fake" / "bin", Path(tmp) / "fake" / "logs")
-            demo = [str(ours_python), "-m", "cafleet.demo_agent"]
+            demo = [str(ours_python), "-m", "cafleet.demo.agent"]
             for size in args.sizes:
                 samples[size] = measure_size(impls, size, args, Path(tmp), demo)
             env = mt.scratch_env(Path(tmp) / "probe-home")

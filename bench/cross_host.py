@@ -229,7 +229,7 @@ def same_host_cases(
         if impl.label == "ours":
             demo = "ours-demo"
             log = fleet.log_dir / f"{demo}.jsonl"
-            command = shlex.join([str(impl.python), "-m", "cafleet.demo_agent"])
+            command = shlex.join([str(impl.python), "-m", "cafleet.demo.agent"])
             fleet.create_member(
                 demo,
                 ["--coding-agent", "custom", "--agent-command", command],

@@ -238,7 +238,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return register_main(args.register)
     ours_python = args.ours_python.absolute()
     impls = mt.implementations(args)
-    demo = [str(ours_python), "-m", "cafleet.demo_agent"]
+    demo = [str(ours_python), "-m", "cafleet.demo.agent"]
     samples: Samples = {}
     listed: dict[int, dict[str, int]] = {}
     with tempfile.TemporaryDirectory(prefix="cafleet-bench-list-") as tmp:

@@ -637,12 +637,12 @@ METHOD = """\
 Script: [`bench/monitor_tick.py`](../bench/monitor_tick.py) (standard library only; its
 drivers import the implementation under test).
 
-**What is measured.** The cost of one tick of the monitor loop (§9.3) for fleets with 20, 100
+**What is measured.** The cost of one tick of the monitor loop for fleets with 20, 100
 and 200 enrolled members, for this repository and, when given, upstream `cafleet==0.17.1`.
 Each implementation gets a scratch SQLite file (created by its own `setup db`) and a private
 tmux server (`tmux -L cafleet-bench-mon-<pid>-<random> -f /dev/null`, killed at the end).
 The fleet is created by its own `fleet create` in the server's first pane (the Director); the
-monitoring member's pane runs the demo agent (`python -m cafleet.demo_agent`); each member's
+monitoring member's pane runs the demo agent (`python -m cafleet.demo.agent`); each member's
 pane runs `sleep 3600` in a window of its own (`tmux new-window -d -P -F '#{pane_id}'`).
 Members are registered straight into the database: through our unit of work for ours, and
 with SQL writing the same rows upstream's `member create` writes (agent, placement,
@@ -784,7 +784,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def benchmark(args: argparse.Namespace, scratch: Path) -> tuple[Samples, list[str], list[str]]:
     ours_python = args.ours_python.absolute()
     impls = implementations(args)
-    demo = [str(ours_python), "-m", "cafleet.demo_agent"]
+    demo = [str(ours_python), "-m", "cafleet.demo.agent"]
     samples: Samples = {impl.label: {} for impl in impls}
     notes: dict[str, str] = {}
     for size in args.sizes:

@@ -151,7 +151,7 @@ def world(scratch: Path, tmux: str) -> Iterator[World]:
         run([CAFLEET, "setup", "skill", "--agent", "claude"], env)
         made = json.loads(run([CAFLEET, "--json", "fleet", "create", "--name", "watch"], pane_env))
         fleet_id, director = made["fleet_id"], made["director"]["agent_id"]
-        agent = shlex.join([sys.executable, "-m", "cafleet.demo_agent"])
+        agent = shlex.join([sys.executable, "-m", "cafleet.demo.agent"])
         create = [
             CAFLEET, "--json", "member", "create",
             "--fleet-id", str(fleet_id), "--agent-id", str(director),

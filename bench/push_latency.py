@@ -812,7 +812,7 @@ def measure_latency(
             wait_ready(fake_log(fleet, name))
             if fleet.impl.label == "ours":
                 demo = "ours-demo"
-                command = shlex.join([str(fleet.impl.python), "-m", "cafleet.demo_agent"])
+                command = shlex.join([str(fleet.impl.python), "-m", "cafleet.demo.agent"])
                 log = fleet.log_dir / f"{demo}.jsonl"
                 fleet.create_member(
                     demo,

@@ -169,7 +169,7 @@ def setup(tree: Tree) -> Iterator[Setup]:
         made.cli(tree, "setup", "skill", "--agent", "claude")
         created = made.cli(tree, "fleet", "create", "--name", "bench").split()
         made.fleet, made.director = int(created[0]), int(created[1].split("=")[1])
-        demo = shlex.join([sys.executable, "-m", "cafleet.demo_agent"])
+        demo = shlex.join([sys.executable, "-m", "cafleet.demo.agent"])
         made.env["CAFLEET_DEMO_LOG"] = str(made.log)
         out = made.cli(
             tree, "member", "create", "--fleet-id", str(made.fleet), "--agent-id",

@@ -75,7 +75,7 @@ def run_trials(args: argparse.Namespace, report: Path) -> int:
 
 def shipped_delays() -> dict[str, float]:
     sys.path.insert(0, str(ROOT / "src"))
-    from cafleet.domain.agent_profiles import PROFILES
+    from cafleet.domain.agents.registry import PROFILES
     from cafleet.domain.placement import CodingAgent
 
     return {agent: PROFILES[CodingAgent(agent)].submit_delay for agent in AGENTS}

@@ -3,7 +3,7 @@
 A CLI call must not pay for machinery it does not use, so this module imports
 only the standard library at load time and constructs adapters lazily. The
 long-running entrypoints and tests use the dependency-injector container in
-container.py, which wires the same constructors (docs/architecture.md).
+container.py, which wires the same constructors (docs/architecture.md#decisions).
 """
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ if TYPE_CHECKING:
     from cafleet.application.setup import SkillsService
     from cafleet.application.spawning import MemberSpawner
     from cafleet.application.teardown import PaneTeardown
-    from cafleet.domain.agent_homes import AgentHomes
-    from cafleet.domain.director_grants import DirectorGrant
+    from cafleet.domain.agents.grants import DirectorGrant
+    from cafleet.domain.agents.homes import AgentHomes
 
 T = TypeVar("T")
 
@@ -97,7 +97,7 @@ class Components:
     def agent_homes(self) -> AgentHomes:
         """The coding agents' config homes, as CLAUDE_CONFIG_DIR, CODEX_HOME and
         XDG_CONFIG_HOME resolve them."""
-        from cafleet.domain.agent_homes import AgentHomes
+        from cafleet.domain.agents.homes import AgentHomes
 
         return AgentHomes.from_environ(self.env, self.user_home)
 

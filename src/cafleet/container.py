@@ -115,7 +115,9 @@ class Container(containers.DeclarativeContainer):
     loop_marks = providers.Singleton(store_loop_marks, environ, settings.provided.store_name)
     # herdr's pushed agent states: only the monitor loop asks for them (`monitor(feeds=...)`)
     state_feeds = providers.Singleton(HerdrStateFeeds, environ)
-    drains = providers.Singleton(DrainProcess, environ)  # the monitor's, for stranded queues
+    drains = providers.Singleton(  # the monitor's, for stranded queues
+        lambda env: DrainProcess(env, lambda: runtime_directory(env)), environ
+    )
     pane_titles = providers.Singleton(PaneTitles, uow, pane_drivers, agent_statuses)
     monitor = providers.Factory(
         MonitorService,

@@ -2,7 +2,7 @@
 
 Plain dataclasses and explicit parsers rather than pydantic-settings: every CLI
 call validates its settings, and importing pydantic-settings alone costs more
-than the rest of a hot command (see docs/architecture.md). Each parser gives the
+than the rest of a hot command (docs/benchmarks.md, import costs). Each parser gives the
 one-line message a user sees.
 """
 
@@ -22,7 +22,8 @@ from cafleet.domain.identity import AGENT_VARIABLE, SECRET_VARIABLE, MemberCrede
 from cafleet.domain.placement import CodingAgent, Multiplexer
 
 if TYPE_CHECKING:
-    from cafleet.domain.agent_profiles import AgentProfiles, ProfileOverrides, ReadyRule
+    from cafleet.domain.agents.profile import ReadyRule
+    from cafleet.domain.agents.registry import AgentProfiles, ProfileOverrides
     from cafleet.domain.delivery import Channel
 
 T = TypeVar("T")
@@ -53,7 +54,7 @@ class Settings:
     @cached_property
     def profiles(self) -> AgentProfiles:
         """The coding-agent profiles with the user's overrides applied."""
-        from cafleet.domain.agent_profiles import AgentProfiles
+        from cafleet.domain.agents.registry import AgentProfiles
 
         return AgentProfiles.resolved(self.agent_overrides)
 
@@ -183,7 +184,7 @@ def _all_overrides(env: Mapping[str, str]) -> dict[CodingAgent, ProfileOverrides
 def _overrides(env: Mapping[str, str], agent: CodingAgent) -> ProfileOverrides:
     """CAFLEET_SUBMIT_DELAY_, _AGENT_COMMANDS_, _AGENT_ARGS_, _READY_RULES_ and
     _CHANNELS_<AGENT>."""
-    from cafleet.domain.agent_profiles import ProfileOverrides
+    from cafleet.domain.agents.registry import ProfileOverrides
 
     suffix = agent.value.upper()
     delay = _read(env, f"CAFLEET_SUBMIT_DELAY_{suffix}", None, bounds.SUBMIT_DELAY.parse_float)
@@ -209,7 +210,7 @@ def _arguments(raw: str) -> tuple[str, ...]:
 
 def _rules_for(agent: CodingAgent) -> Callable[[str], tuple[ReadyRule, ...]]:
     """A parser of readiness rules that accepts only those this agent can satisfy."""
-    from cafleet.domain.agent_profiles import PROFILES
+    from cafleet.domain.agents.registry import PROFILES
 
     possible = {rule.value: rule for rule in PROFILES[agent].possible_rules}
 
@@ -225,10 +226,10 @@ def _rules_for(agent: CodingAgent) -> Callable[[str], tuple[ReadyRule, ...]]:
 def _channels_for(agent: CodingAgent) -> Callable[[str], tuple[Channel, ...]]:
     """A parser of delivery channels that accepts only this agent's; `keys` is always the
     last rung, so naming it alone switches the native channels off."""
-    from cafleet.domain.agent_profiles import PROFILES
+    from cafleet.domain.agents.registry import possible_channels
     from cafleet.domain.delivery import Channel
 
-    possible = {channel.value: channel for channel in PROFILES[agent].possible_channels}
+    possible = {channel.value: channel for channel in possible_channels(agent)}
 
     def parse(raw: str) -> tuple[Channel, ...]:
         names = [n.strip() for n in raw.split(",") if n.strip()]

@@ -193,7 +193,7 @@ def web_fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebFleet]:
                 director=made["director"]["agent_id"],
                 admin=made["administrator_agent_id"],
             )
-            agent_command = shlex.join([sys.executable, "-m", "cafleet.demo_agent"])
+            agent_command = shlex.join([sys.executable, "-m", "cafleet.demo.agent"])
             for member, description in (
                 ("coder", "Writes code"),
                 ("Code Reviewer", "Reviews code"),

@@ -1,4 +1,4 @@
-"""The admin WebUI in a real browser against a real `cafleet server` (behavior spec §11.4).
+"""The admin WebUI in a real browser against a real `cafleet server`.
 
 Set CAFLEET_WEBUI_SCREENSHOT=<path.png> to also keep the dashboard screenshot taken by
 test_dashboard_screenshot (docs/webui-dashboard.png is made that way).

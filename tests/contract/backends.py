@@ -40,7 +40,7 @@ T = TypeVar("T")
 WAIT_SECONDS = 15.0
 POLL_SECONDS = 0.02
 
-AGENT_ARGV = (sys.executable, "-m", "cafleet.demo_agent")
+AGENT_ARGV = (sys.executable, "-m", "cafleet.demo.agent")
 AGENT_ENV = {"CAFLEET_FLEET_ID": "1", "CAFLEET_AGENT_ID": "2"}
 
 # Writes its full command line, working directory and environment to the file named by its

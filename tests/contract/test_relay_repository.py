@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from cafleet.application.ports import UnitOfWorkFactory
-from cafleet.domain.agent_status import AgentStatus, StatusReport
+from cafleet.domain.agents.status import AgentStatus, StatusReport
 from cafleet.domain.placement import Multiplexer, PaneLocation, PaneState
 from cafleet.domain.relay import PaneReport, PaneVerb, RelayBeat, RelayRequest, RequestState
 

@@ -1,4 +1,4 @@
-"""Several processes on one database file: write lock, ordering, contention (§3.1, §3.6, §12)."""
+"""Several processes on one database file: write lock, ordering, contention."""
 
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ from support.cli import run_cafleet
 from support.tmux import TmuxServer, clean_environment, require_tmux
 from support.tmux import private_tmux as start_private_tmux
 
-AGENT = [sys.executable, "-m", "cafleet.demo_agent"]
+AGENT = [sys.executable, "-m", "cafleet.demo.agent"]
 DEADLINE = 20.0
 STEP = 0.05
 MENU = "Do you want to proceed? 1. Yes 2. No"

@@ -1,4 +1,4 @@
-"""Settings validation (§2.2, §2.3), database errors (§3.1) and the root command (§4.1, §4.2)."""
+"""Settings validation, database errors and the root command."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`cafleet fleet create/list/show/delete` end to end (§5.4, §3.3, §3.4)."""
+"""`cafleet fleet create/list/show/delete` end to end."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`--version` and `--help` load no heavy stack and touch no database or setting (§2.2, §12)."""
+"""`--version` and `--help` load no heavy stack and touch no database or setting."""
 
 from __future__ import annotations
 

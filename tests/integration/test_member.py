@@ -1,4 +1,4 @@
-"""`cafleet member show` and `member list` (default, --all, --activity) end to end (§5.5).
+"""`cafleet member show` and `member list` (default, --all, --activity) end to end.
 
 Members are registered directly in the tables (pane spawning is exercised elsewhere).
 """

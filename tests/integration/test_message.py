@@ -1,4 +1,4 @@
-"""`cafleet message send/broadcast/poll/ack/cancel/show` end to end (§5.6, §4.6, §4.7, §6, §3.5)."""
+"""`cafleet message send/broadcast/poll/ack/cancel/show` end to end."""
 
 from __future__ import annotations
 

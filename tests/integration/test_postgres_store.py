@@ -264,7 +264,7 @@ def test_a_relay_carries_out_what_another_host_left_for_its_panes(
     cli, made = pg_fleet
     fleet, director = str(made["fleet_id"]), str(made["director"]["agent_id"])
     log = tmp_path / "worker.jsonl"
-    demo = shlex.join([sys.executable, "-m", "cafleet.demo_agent"])
+    demo = shlex.join([sys.executable, "-m", "cafleet.demo.agent"])
     member = cli.with_env(CAFLEET_DEMO_LOG=str(log), CAFLEET_SUBMIT_DELAY_CUSTOM="0.05").ok(
         "member", "create", "--fleet-id", fleet, "--agent-id", director, "--name", "worker",
         "--description", "w", "--coding-agent", "custom", "--agent-command", demo,

@@ -1,4 +1,4 @@
-"""The head schema on disk matches §3.2, and the app's connections follow §3.1."""
+"""The head schema on disk matches the tables below, and the connections follow their policy."""
 
 from __future__ import annotations
 
@@ -133,7 +133,7 @@ COLUMNS: dict[str, dict[str, tuple[str, bool]]] = {
         "answered_at": (TEXT, NULL),
     },
 }
-# §3.2 does not state the nullability of these two; only their presence and type are checked
+# The nullability of these two was never fixed (upstream leaves it open): presence and type only
 NULLABILITY_UNSPECIFIED = {
     ("skill_installs", "cafleet_version"),
     ("skill_installs", "installed_at"),
@@ -192,7 +192,7 @@ DEFAULTS = {
 
 
 def affinity(declared: str) -> str:
-    """SQLite's type-affinity rules (§3.1.1 of the SQLite datatype documentation)."""
+    """SQLite's type-affinity rules (https://sqlite.org/datatype3.html, section 3.1.1)."""
     upper = declared.upper()
     if "INT" in upper:
         return INT

@@ -1,4 +1,4 @@
-"""`cafleet setup db` on real files: create, no-op, upgrade from 0001, refusals (§5.1, §3.7)."""
+"""`cafleet setup db` on real files: create, no-op, upgrade from 0001, refusals."""
 
 from __future__ import annotations
 

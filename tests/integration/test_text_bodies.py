@@ -1,4 +1,4 @@
-"""`--text` / `--text-file PATH` / `--text-file -` on message send and broadcast (§4.5)."""
+"""`--text` / `--text-file PATH` / `--text-file -` on message send and broadcast."""
 
 from __future__ import annotations
 

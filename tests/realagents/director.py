@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cafleet.domain.agent_profiles import PROFILES
+from cafleet.domain.agents.registry import PROFILES
 from cafleet.domain.message import MessageState
 from cafleet.domain.placement import CodingAgent
 from realagents.fleet import Fleet

@@ -25,7 +25,7 @@ from realagents.installed import require_agent
 pytestmark = [pytest.mark.realagent, pytest.mark.tmux, pytest.mark.slow]
 
 NATIVE = {"claude": "claude-hook", "codex": "codex-queue", "opencode": "opencode-http"}
-WATCHER = shlex.join([sys.executable, "-m", "cafleet.demo_agent"])  # the built-in demo agent
+WATCHER = shlex.join([sys.executable, "-m", "cafleet.demo.agent"])  # the built-in demo agent
 PREVIEW_TYPED = re.compile(r"^\s*(?:❯|>|┃)\s*\[cafleet msg", re.M)  # a preview in a prompt row
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from cafleet.domain.agent_profiles import PROFILES
+from cafleet.domain.agents.registry import PROFILES
 from cafleet.domain.placement import CodingAgent
 from realagents.fleet import AGENTS, PROMPT, REPLY_TIMEOUT, Fleet
 from realagents.installed import require_agent

@@ -169,7 +169,7 @@ def test_inside_the_sandbox_only_the_agent_in_front_counts_as_the_agent(
     probe = (
         "import json, sys\n"
         "from cafleet.adapters.tmux.driver import TmuxPaneDriver\n"
-        "from cafleet.domain.agent_profiles import PROFILES\n"
+        "from cafleet.domain.agents.registry import PROFILES\n"
         "from cafleet.domain.panes import agent_check\n"
         "from cafleet.domain.placement import CodingAgent\n"
         "codex = PROFILES[CodingAgent.CODEX]\n"

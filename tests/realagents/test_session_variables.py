@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
-from cafleet.domain.agent_profiles import PROFILES
+from cafleet.domain.agents.registry import PROFILES
 from cafleet.domain.placement import CodingAgent
 from realagents.director import NOT_SESSION, Director, tool_environment
 

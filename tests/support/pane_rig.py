@@ -37,7 +37,8 @@ from cafleet.application.resumption import PaneResumption
 from cafleet.application.spawning import MemberSpawner, SpawnContext
 from cafleet.application.teardown import PaneTeardown
 from cafleet.domain.agent import Agent, CardKind
-from cafleet.domain.agent_profiles import PROFILES, AgentProfiles, ProfileOverrides, ReadyRule
+from cafleet.domain.agents.profile import ReadyRule
+from cafleet.domain.agents.registry import PROFILES, AgentProfiles, ProfileOverrides
 from cafleet.domain.delivery import Channel, Delivery
 from cafleet.domain.fleet import Fleet
 from cafleet.domain.monitor import MonitorSchedule

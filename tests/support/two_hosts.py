@@ -52,7 +52,7 @@ SUBMIT_DELAY = "0.05"
 # pane passes the agent check as a Director's Claude Code does.
 DIRECTOR_AGENT = """#!{python}
 import sys
-from cafleet import demo_agent
+from cafleet.demo import agent as demo_agent
 sys.exit(demo_agent.main(["--hold", *sys.argv[1:]]))
 """
 DIRECTOR_COMMANDS = sorted(

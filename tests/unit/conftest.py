@@ -240,7 +240,7 @@ class World:
 
 
 def install_current_skills(store: MemoryStore, clock: FakeClock) -> None:
-    """Team commands are gated on a skills install at this version (spec §4.4)."""
+    """Team commands are gated on a skills install at this version."""
     with store(write=True) as uow:
         uow.installs.record(SkillInstall("claude", cafleet.__version__, clock.now()))
         uow.commit()

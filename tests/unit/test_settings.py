@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from cafleet.domain.agent_profiles import PROFILES, LaunchContext, ReadyRule
+from cafleet.domain.agents.profile import LaunchContext, ReadyRule
+from cafleet.domain.agents.registry import PROFILES
 from cafleet.domain.delivery import Channel
 from cafleet.domain.errors import Invalid
 from cafleet.domain.placement import CodingAgent

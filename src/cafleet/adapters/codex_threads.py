@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from cafleet.application.ports import AgentThread, CodexThreads
-from cafleet.domain.agent_status import AgentStatus, StatusReport
+from cafleet.domain.agents.status import AgentStatus, StatusReport
 from cafleet.domain.preview import previewed_tasks
 
 HEAD_LINES = 200  # the prompt comes within the first few dozen lines

@@ -1,5 +1,5 @@
 """Reading the coding agents' own settings for what each needs to run `cafleet` as the
-Director (domain/director_grants.py judges them). Nothing is ever written."""
+Director (domain/agents/grants.py judges them). Nothing is ever written."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 
-from cafleet.domain.agent_homes import AgentHomes
-from cafleet.domain.director_grants import DirectorGrant, claude_grant, codex_grant
+from cafleet.domain.agents.grants import DirectorGrant, claude_grant, codex_grant
+from cafleet.domain.agents.homes import AgentHomes
 
 
 def director_grants(

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 class SystemPaneDrivers(PaneDrivers):
     """One driver per server. A placement without a recorded socket (an upstream row) uses
-    the multiplexer's default server: tmux without -S, herdr by the rules of §7.2. A pane
+    the multiplexer's default server: tmux without -S, herdr by its own socket rules. A pane
     recorded on another host is refused (PaneElsewhere) before any server is asked."""
 
     def __init__(self, env: Mapping[str, str] | None = None) -> None:

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from cafleet.adapters.launch_module import LAUNCH_MODULE
 from cafleet.adapters.mailbox import Mailbox
 from cafleet.adapters.private_files import (
     check_private_directory,
@@ -27,10 +28,9 @@ from cafleet.adapters.private_files import (
     touch_private,
 )
 from cafleet.application.ports import HttpEndpoint, LauncherStatus, LaunchPad, LaunchPads
-from cafleet.domain.agent_status import HookEvent
+from cafleet.domain.agents.status import HookEvent
 from cafleet.domain.errors import Unavailable
 
-LAUNCH_MODULE = "cafleet.launch"
 HOOK_MODULE = "cafleet.hook"
 HTTP_TIMEOUT_SECONDS = 1.0
 POST_TIMEOUT_SECONDS = 5.0  # a prompt handed over must not be given up on while it lands

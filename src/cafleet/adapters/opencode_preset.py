@@ -1,4 +1,4 @@
-"""The opencode agent preset that `opencode --agent cafleet` loads (§8.7).
+"""The opencode agent preset that `opencode --agent cafleet` loads.
 
 opencode has no dontAsk-style command-line flag, so the permission floor for members lives in
 an agent file in the user's global opencode config, `AgentHomes.opencode_preset`

@@ -4,7 +4,7 @@ Reads work on deleted fleets too (history stays readable); writes need a live
 fleet. The WebUI only ever sends as the fleet's Administrator, through
 MessagingService so the push still happens after commit. Not-found answers use
 the WebUI's own wording and are identical for unknown ids, ids of other fleets
-and (where the spec says so) deregistered agents.
+and deregistered agents where a WebUI route names only active ones.
 
 Each member's agent status comes from MemberService, as `member list` reads it. The
 event stream's fingerprint reuses one reading per fleet for a few seconds, so the
@@ -36,7 +36,7 @@ from cafleet.application.monitoring import MonitorService
 from cafleet.application.ports import Clock, UnitOfWork, UnitOfWorkFactory
 from cafleet.application.search import SearchService
 from cafleet.domain.agent import Agent
-from cafleet.domain.agent_status import StatusReport
+from cafleet.domain.agents.status import StatusReport
 from cafleet.domain.delivery import Delivery
 from cafleet.domain.errors import Invalid, NotFound
 from cafleet.domain.fleet import Fleet

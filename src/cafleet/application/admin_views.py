@@ -12,7 +12,7 @@ from enum import StrEnum
 
 from cafleet.application.ports import ConversationMark
 from cafleet.domain.agent import Agent, AgentKind
-from cafleet.domain.agent_status import StatusReport
+from cafleet.domain.agents.status import StatusReport
 from cafleet.domain.delivery import Delivery
 from cafleet.domain.message import Message, MessageState
 from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule

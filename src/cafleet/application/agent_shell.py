@@ -11,7 +11,7 @@ from __future__ import annotations
 from cafleet.application.channels import known_session
 from cafleet.application.keystrokes import SHELL_IDLE_POLL_SECONDS, SHELL_IDLE_WAIT_SECONDS
 from cafleet.application.ports import Clock, LaunchPads, PushTarget
-from cafleet.domain.agent_profiles import AgentProfiles
+from cafleet.domain.agents.registry import AgentProfiles
 from cafleet.domain.delivery import DeliveryState, PushOutcome, SkipReason
 
 # Only the command's acceptance is awaited: the server answers when it ends, and a command

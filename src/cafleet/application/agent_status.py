@@ -17,8 +17,9 @@ from datetime import datetime
 
 from cafleet.application.channels import known_session, known_transcript
 from cafleet.application.ports import Clock, CodexThreads, LaunchPad, LaunchPads, PaneDrivers
-from cafleet.domain.agent_profiles import TYPING_DIALOG_ROWS, AgentProfiles
-from cafleet.domain.agent_status import AgentStatus, StatusReport, detected_status
+from cafleet.domain.agents.registry import AgentProfiles
+from cafleet.domain.agents.screen import TYPING_DIALOG_ROWS
+from cafleet.domain.agents.status import AgentStatus, StatusReport, detected_status
 from cafleet.domain.errors import CafleetError
 from cafleet.domain.panes import PaneGone
 from cafleet.domain.placement import PaneState, Placement

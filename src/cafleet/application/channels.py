@@ -28,14 +28,9 @@ from cafleet.application.ports import (
     NativeChannel,
     Notifier,
 )
-from cafleet.domain.agent_profiles import (
-    SESSION_FILE,
-    SPAWN_FILE,
-    TRANSCRIPT_FILE,
-    AgentProfiles,
-    HttpFacts,
-    SpawnFacts,
-)
+from cafleet.domain.agents.profile import SESSION_FILE, SPAWN_FILE, TRANSCRIPT_FILE, SpawnFacts
+from cafleet.domain.agents.registry import AgentProfiles
+from cafleet.domain.agents.server import HttpFacts
 from cafleet.domain.delivery import Channel, DeliveryState, PushOutcome, SkipReason
 from cafleet.domain.errors import CafleetError
 

@@ -1,4 +1,4 @@
-"""The one way anything is typed into a pane (spec §7.3–7.4).
+"""The one way anything is typed into a pane.
 
 Hold the pane's send lock, check that the pane runs the expected coding agent and
 shows no dialog, type or paste the text, wait the agent's submit delay, check
@@ -31,7 +31,9 @@ from cafleet.application.ports import (
     PushTarget,
     Typing,
 )
-from cafleet.domain.agent_profiles import TYPING_DIALOG_ROWS, AgentProfile, AgentProfiles
+from cafleet.domain.agents.profile import AgentProfile
+from cafleet.domain.agents.registry import AgentProfiles
+from cafleet.domain.agents.screen import TYPING_DIALOG_ROWS
 from cafleet.domain.delivery import BEFORE_ENTER, Channel, PushOutcome, Residue, SkipReason
 from cafleet.domain.digests import sha256_hex
 from cafleet.domain.errors import CafleetError

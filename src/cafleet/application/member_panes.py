@@ -56,7 +56,7 @@ class Capture:
 
 
 def placed_agent(uow: UnitOfWork, fleet_id: int, agent_id: int, verb: str) -> PlacedAgent:
-    """An active agent of the fleet with a recorded pane, or the spec's error for what is
+    """An active agent of the fleet with a recorded pane, or the error that names what is
     missing (no agent, no placement row, pending pane); a deleted fleet is refused first."""
     refuse_deleted_fleet(uow, fleet_id)
     agent = active_agent(uow, fleet_id, agent_id, f"Agent {agent_id} not found")

@@ -18,7 +18,7 @@ from cafleet.application.ports import (
     UnitOfWorkFactory,
 )
 from cafleet.domain.agent import Agent, AgentKind
-from cafleet.domain.agent_status import StatusReport
+from cafleet.domain.agents.status import StatusReport
 from cafleet.domain.errors import CafleetError
 from cafleet.domain.panes import PaneInfo, ours
 from cafleet.domain.placement import Multiplexer, PaneState, Placement

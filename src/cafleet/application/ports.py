@@ -16,7 +16,7 @@ from types import TracebackType
 from typing import Protocol, runtime_checkable
 
 from cafleet.domain.agent import Agent
-from cafleet.domain.agent_status import HookEvent, StatusReport
+from cafleet.domain.agents.status import HookEvent, StatusReport
 from cafleet.domain.delivery import Delivery, PushOutcome, Residue
 from cafleet.domain.errors import CafleetError
 from cafleet.domain.fleet import Fleet

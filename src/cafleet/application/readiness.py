@@ -17,15 +17,9 @@ import contextlib
 from dataclasses import dataclass
 
 from cafleet.application.ports import Clock, LaunchPad, PaneDriver, ScreenWaits
-from cafleet.domain.agent_profiles import (
-    PROMPT_TAKEN,
-    SESSION_FILE,
-    AgentProfile,
-    ReadyRule,
-    letters_and_digits,
-    prompt_mark,
-    screen_shows,
-)
+from cafleet.domain.agents.claude import PROMPT_TAKEN
+from cafleet.domain.agents.profile import SESSION_FILE, AgentProfile, ReadyRule
+from cafleet.domain.agents.screen import letters_and_digits, prompt_mark, screen_shows
 from cafleet.domain.errors import CafleetError
 from cafleet.domain.panes import agent_check
 

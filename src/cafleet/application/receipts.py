@@ -18,8 +18,9 @@ from datetime import datetime
 from cafleet.application.channels import known_session, known_transcript
 from cafleet.application.confirmations import confirm_taken
 from cafleet.application.ports import CodexThreads, LaunchPads, UnitOfWorkFactory
-from cafleet.domain.agent_profiles import RECEIPT_EVENTS, AgentProfiles
-from cafleet.domain.agent_status import HookEvent
+from cafleet.domain.agents.claude import RECEIPT_EVENTS
+from cafleet.domain.agents.registry import AgentProfiles
+from cafleet.domain.agents.status import HookEvent
 from cafleet.domain.placement import CodingAgent, Placement
 
 

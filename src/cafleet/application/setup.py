@@ -8,7 +8,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from cafleet.application.ports import Clock, SkillInstaller, UnitOfWorkFactory
-from cafleet.domain.coding_agents import DEMO_AGENT, DEMO_AGENT_FLAGS
+from cafleet.domain.agents.custom import DEMO_AGENT, DEMO_AGENT_FLAGS
 from cafleet.domain.skills import AGENT_HOMES, SKILL_NAMES, SkillHome, SkillInstall
 
 NO_HOMES = (

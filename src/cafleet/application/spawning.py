@@ -33,18 +33,18 @@ from cafleet.application.ports import (
 from cafleet.application.readiness import StartWatch, StartWatcher
 from cafleet.application.relay import RelayClient, beat_of, no_relay
 from cafleet.domain.agent import Agent, CardKind
-from cafleet.domain.agent_homes import AgentHomes
-from cafleet.domain.agent_profiles import SPAWN_FILE, AgentProfiles, SpawnFacts, agent_sessions
-from cafleet.domain.agent_status import AgentStatus
-from cafleet.domain.coding_agents import (
+from cafleet.domain.agents.custom import (
     DEMO_AGENT_FLAGS,
-    LaunchSpec,
     SpawnIdentity,
     accepted_commands,
     check_prompt,
-    member_environment,
     render_prompt,
 )
+from cafleet.domain.agents.homes import AgentHomes
+from cafleet.domain.agents.launch import LaunchSpec, member_environment
+from cafleet.domain.agents.profile import SPAWN_FILE, SpawnFacts
+from cafleet.domain.agents.registry import AgentProfiles, agent_sessions, possible_channels
+from cafleet.domain.agents.status import AgentStatus
 from cafleet.domain.delivery import Channel
 from cafleet.domain.errors import CafleetError, Invalid, Unavailable, UsageProblem
 from cafleet.domain.fleet import Fleet
@@ -262,7 +262,7 @@ class MemberSpawner:
             env[server.password_variable] = endpoint.password
         # to find its conversation (Codex) or session (OpenCode) later, for its status,
         # receipts and channel, whatever channels and readiness rules are on
-        codex = Channel.CODEX_QUEUE in profile.possible_channels
+        codex = Channel.CODEX_QUEUE in possible_channels(profile.coding_agent)
         if codex or profile.http is not None:
             homes = AgentHomes.from_environ(self._context.caller_env, self._context.home)
             facts = SpawnFacts(

@@ -21,7 +21,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from cafleet.application.ports import Clock, PaneDrivers, PushTarget
-from cafleet.domain.agent_profiles import EXIT_QUESTION_ROWS
+from cafleet.domain.agents.screen import EXIT_QUESTION_ROWS
 from cafleet.domain.delivery import BEFORE_ENTER, DeliveryState, SkipReason
 from cafleet.domain.errors import CafleetError
 from cafleet.domain.panes import PaneInfo, ours

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from cafleet.domain.agent import Agent
-from cafleet.domain.agent_status import AgentStatus
+from cafleet.domain.agents.status import AgentStatus
 from cafleet.domain.preview import sanitized
 
 DIRECTOR_INTERVAL_SECONDS = 180
@@ -188,7 +188,7 @@ WAKE_INSTRUCTIONS = (
 
 
 def wake_text(due: Sequence[DueAgent], director_id: int) -> str:
-    """The one-line wake typed into the watcher's pane (spec §9.5)."""
+    """The one-line wake typed into the watcher's pane."""
     noun = "agent" if len(due) == 1 else "agents"
     entries = ", ".join(agent.entry() for agent in due)
     return f"[monitor] wake: {len(due)} {noun} due — {entries}. " + WAKE_INSTRUCTIONS.format(

@@ -4,7 +4,7 @@ without opening anything."""
 
 from __future__ import annotations
 
-from cafleet.domain.agent_status import AgentStatus
+from cafleet.domain.agents.status import AgentStatus
 
 SEPARATOR = " · "
 MAX_NAME = 40  # a border has one line; a longer name is cut

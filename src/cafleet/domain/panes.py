@@ -149,7 +149,7 @@ def agent_check(
     coding_agent: str | None = None,
     scripts: tuple[str, ...] = (),
 ) -> str | None:
-    """None when the pane may be typed into, else the skip reason (§7.3 tests A and B).
+    """None when the pane may be typed into, else the skip reason: no shell, the agent in front.
 
     A multiplexer that detected `coding_agent` itself (herdr) passes the pane; otherwise the
     foreground command decides, and an unknown one gives `agent-not-detected`. A runtime in

@@ -64,7 +64,7 @@ class Placement:
     socket: str | None = None
     agent_commands: tuple[str, ...] = ()
     ready_at: datetime | None = None  # when the agent was seen able to take text
-    ready_rule: str | None = None  # which signal said so (see domain/agent_profiles.py)
+    ready_rule: str | None = None  # which signal said so (see domain/agents/profile.py)
     launch_pad: str | None = None  # the member's private directory (hooks, its server)
     # What the multiplexer reported of the pane when it was recorded (PaneDriver.claim); a
     # pane reporting anything else took the id later and is treated as gone. None on rows

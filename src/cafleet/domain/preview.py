@@ -16,7 +16,7 @@ def truncated(text: str, limit: int) -> str:
 
 
 def sanitized(text: str) -> str:
-    """Line breaks become ⏎ and shell-active characters look-alikes (spec §6.4)."""
+    """Line breaks become ⏎ and shell-active characters look-alikes, so typing it runs nothing."""
     text = _LINE_BREAK.sub("⏎", text)
     text = text.replace("`", "ˋ").replace("$(", "$﹙").replace("|", "│")
     return _CONTROL.sub("�", text)

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from cafleet.domain.agent_status import StatusReport
+from cafleet.domain.agents.status import StatusReport
 from cafleet.domain.errors import Invalid, Unavailable
 from cafleet.domain.placement import PaneLocation, PaneState
 

@@ -36,7 +36,7 @@ if _ROOT not in sys.path:
 from tests.fakes.herdr_server import FakeHerdrServer, wait_until  # noqa: E402
 
 DEADLINE = 30.0
-DEMO_AGENT = f"{sys.executable} -m cafleet.demo_agent"
+DEMO_AGENT = f"{sys.executable} -m cafleet.demo.agent"
 MEMBER_LINE = re.compile(r"^(\d+) (\S+) coding_agent=custom pane=(\S+)$")
 
 

@@ -1,6 +1,6 @@
 """Members, messages and the monitor on herdr, end to end: the installed CLI, a real SQLite
 file, the herdr driver over the fake herdr server's socket, the demo agent running in real
-pseudo-terminals behind it (§7.2, §7.6, §8.5, §9.3)."""
+pseudo-terminals behind it."""
 
 from __future__ import annotations
 

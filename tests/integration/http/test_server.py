@@ -473,7 +473,7 @@ def test_hot_commands_never_import_the_web_stack(served, argv: list[str]) -> Non
 
 def test_a_members_agent_status_and_its_delivery_attempts_are_served_live(served) -> None:
     crew = served.create_fleet("crew")
-    demo_agent = shlex.join([sys.executable, "-m", "cafleet.demo_agent"])
+    demo_agent = shlex.join([sys.executable, "-m", "cafleet.demo.agent"])
     member = served.workspace.json(
         "member", "create",
         "--fleet-id", str(crew.fleet_id),

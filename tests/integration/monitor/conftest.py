@@ -32,7 +32,7 @@ from support.tmux import TmuxServer, clean_environment, private_tmux, require_tm
 
 DEADLINE = 30.0
 STEP = 0.05
-DEMO_AGENT = f"{sys.executable} -m cafleet.demo_agent"
+DEMO_AGENT = f"{sys.executable} -m cafleet.demo.agent"
 FLEET_LINE = re.compile(r"^(\d+) director=(\d+) admin=(\d+)$")
 MEMBER_LINE = re.compile(r"^(\d+) (\S+) coding_agent=custom pane=(%\d+)$")
 

@@ -1,5 +1,5 @@
 """`cafleet monitor start|status|config` end to end: a real tmux server, a real SQLite file,
-the demo agent as the monitoring member (§5.7, §9)."""
+the demo agent as the monitoring member."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`cafleet doctor`: every section printed, exit code by findings, text and JSON (§5.2)."""
+"""`cafleet doctor`: every section printed, exit code by findings, text and JSON."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cafleet.domain.agent_profiles import CLAUDE_FLOOR
+from cafleet.domain.agents.claude import CLAUDE_FLOOR
 
 NO_MUX = (
     "no supported multiplexer detected: neither HERDR_ENV nor TMUX is set; run cafleet inside"

@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from cafleet.domain.agent_profiles import CLAUDE_FLOOR
+from cafleet.domain.agents.claude import CLAUDE_FLOOR
 
 
 def fake_binary(directory: Path, name: str) -> Path:

@@ -1,4 +1,4 @@
-"""FilesystemSkillInstaller in-process: bundle checks, layout, copy-then-rename swap (§10)."""
+"""FilesystemSkillInstaller in-process: bundle checks, layout, copy-then-rename swap."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from cafleet.adapters.skills import installer as installer_module
 from cafleet.adapters.skills.installer import FilesystemSkillInstaller
-from cafleet.domain.agent_homes import AgentHomes
+from cafleet.domain.agents.homes import AgentHomes
 from cafleet.domain.errors import CafleetError
 from cafleet.domain.skills import SKILL_NAMES, SkillHome
 

@@ -1,4 +1,4 @@
-"""`cafleet setup`, `setup db` and `setup skill` on a temporary HOME and database (§5.1, §10.2)."""
+"""`cafleet setup`, `setup db` and `setup skill` on a temporary HOME and database."""
 
 from __future__ import annotations
 

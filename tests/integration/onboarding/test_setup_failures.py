@@ -1,4 +1,4 @@
-"""Each half of bare `cafleet setup` fails on its own; `setup skill` fails cleanly (§5.1, §10.2)."""
+"""Each half of bare `cafleet setup` fails on its own; `setup skill` fails cleanly."""
 
 from __future__ import annotations
 

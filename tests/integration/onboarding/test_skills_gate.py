@@ -1,4 +1,4 @@
-"""The skills gate in front of team commands, and reinstalling after an upgrade (§4.4, §10.3)."""
+"""The skills gate in front of team commands, and reinstalling after an upgrade."""
 
 from __future__ import annotations
 

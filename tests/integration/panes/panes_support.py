@@ -11,7 +11,7 @@ Every test gets:
 The CLI runs as a subprocess with exactly the environment a process in the Director's pane
 would have (TMUX=<socket>,0,0, TMUX_PANE=<pane>), nothing from the outer shell's CAFLEET_*
 variables, and CAFLEET_SUBMIT_DELAY_CUSTOM=0.05 to keep pushes fast. Members run
-`python -m cafleet.demo_agent` with the interpreter running the tests; each member gets its
+`python -m cafleet.demo.agent` with the interpreter running the tests; each member gets its
 own CAFLEET_DEMO_LOG file (members inherit the caller's environment), which the tests read to
 see exactly what the agent received: every key that reached it, an Esc included.
 
@@ -39,9 +39,9 @@ from support.tmux import TmuxServer
 from support.tmux import clean_environment as shared_clean_environment
 
 TMUX = shutil.which("tmux")
-DEMO_AGENT = [sys.executable, "-m", "cafleet.demo_agent"]
+DEMO_AGENT = [sys.executable, "-m", "cafleet.demo.agent"]
 SUBMIT_DELAY = "0.05"
-# Shell names of the agent check (spec §7.3): a pane showing one of these is not an agent.
+# Shell names of the agent check (domain/panes.py): a pane showing one of these is not an agent.
 SHELL_NAMES = frozenset({
     "sh", "bash", "zsh", "fish", "dash", "ksh", "mksh", "ash", "tcsh", "csh",
     "nu", "xonsh", "elvish", "pwsh", "busybox", "login",
@@ -80,7 +80,7 @@ if "--settings" in args:
     settings = args[args.index("--settings") + 1]
     threading.Thread(target=take_prompt, args=(settings,), daemon=True).start()
 
-from cafleet import demo_agent
+from cafleet.demo import agent as demo_agent
 
 flags = shlex.split(os.environ.get("FAKE_CLAUDE_DEMO_FLAGS", ""))
 sys.exit(demo_agent.main([*flags, args[-1]]))

@@ -145,7 +145,7 @@ def test_a_preview_to_an_agent_without_bracketed_paste_is_one_submission(
 
 
 def test_a_runtime_agent_started_with_a_module_is_typed_into(pane_fleet: PaneFleet) -> None:
-    # `python -m cafleet.demo_agent`: python in front, running the module the template names
+    # `python -m cafleet.demo.agent`: python in front, running the module the template names
     fleet = pane_fleet
     member = fleet.create_member("demo")
     assert fleet.tmux.panes()[member.pane]["command"] == Path(DEMO_AGENT[0]).name

@@ -1,7 +1,7 @@
 """A Director that is a coding agent runs `cafleet` as one of its tools, in a shell the agent
 started with the variables of its session added. A member spawned from there must get the
 environment the user gave the agent, not the agent's session (measured variables of the
-pinned versions: see tests/unit/test_session_variables.py and tests/realagents)."""
+pinned versions: see tests/unit/domain/agents/test_session_variables.py and tests/realagents)."""
 
 from __future__ import annotations
 

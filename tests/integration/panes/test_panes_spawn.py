@@ -278,7 +278,7 @@ def test_the_documented_console_script_command_is_recognised_as_the_agent(
     if not (scripts / "cafleet-demo-agent").exists():
         pytest.skip("the cafleet-demo-agent console script is not installed next to python")
     path = os.pathsep.join([str(scripts), os.environ.get("PATH", "")])
-    # The template of the spec's example; the script starts through its shebang, so tmux
+    # A command template as a user would write one; the script starts through its shebang, so tmux
     # shows the interpreter, which `member create` must accept as well.
     member = fleet.create_member(
         "scripted",

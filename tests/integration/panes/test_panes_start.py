@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from panes_support import Member, PaneFleet, Result, wait_until
 
-from cafleet.domain.agent_profiles import CLAUDE_FLOOR
+from cafleet.domain.agents.claude import CLAUDE_FLOOR
 
 pytestmark = pytest.mark.tmux
 
@@ -30,7 +30,7 @@ if os.environ.get("SLOW_START_SHELL") != "done":
     os.environ["SLOW_START_SHELL"] = "done"
     script = 'sleep 2; exec "$0" "$1" "$2"'
     os.execvp("sh", ["sh", "-c", script, sys.executable, sys.argv[0], sys.argv[-1]])
-from cafleet import demo_agent
+from cafleet.demo import agent as demo_agent
 
 sys.exit(demo_agent.main([sys.argv[-1]]))
 """

@@ -1,4 +1,4 @@
-"""FleetService on the in-memory fakes: bootstrap, list, show, delete (spec §3.3, §3.4, §5.4)."""
+"""FleetService on the in-memory fakes: bootstrap, list, show, delete."""
 
 from __future__ import annotations
 
@@ -264,7 +264,7 @@ def test_a_bootstrap_that_fails_midway_leaves_nothing(
     assert store.tables.placements == {}
 
 
-# -- delete tears down member panes first (spec §5.4, §8.6) -----------------------------------
+# -- delete tears down member panes first -------------------------------------------------------
 
 
 @pytest.fixture

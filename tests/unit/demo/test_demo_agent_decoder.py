@@ -11,21 +11,19 @@ from pathlib import Path
 
 import pytest
 
-from cafleet.demo_agent import (
+from cafleet.demo.agent import DemoAgent, EventLog, main
+from cafleet.demo.options import Options
+from cafleet.demo.terminal import (
     Backspace,
     ClearLine,
     CtrlC,
-    DemoAgent,
     Esc,
     Event,
-    EventLog,
     InputDecoder,
-    Options,
     Paste,
     Screen,
     Submit,
     Text,
-    main,
 )
 
 START = b"\x1b[200~"

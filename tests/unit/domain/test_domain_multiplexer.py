@@ -1,4 +1,4 @@
-"""Resolving the caller's multiplexer from its environment (spec §7.1)."""
+"""Resolving the caller's multiplexer from its environment."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from cafleet.application.ports import AgentThread, CodexThreads
-from cafleet.domain.agent_status import StatusReport
+from cafleet.domain.agents.status import StatusReport
 
 
 @dataclass

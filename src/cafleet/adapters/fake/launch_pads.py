@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from cafleet.application.ports import HttpEndpoint, LauncherStatus, LaunchPad, LaunchPads
-from cafleet.domain.agent_status import HookEvent
+from cafleet.domain.agents.status import HookEvent
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 

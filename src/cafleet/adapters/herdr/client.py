@@ -24,7 +24,7 @@ import re
 import socket
 import sys
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -229,6 +229,12 @@ def forget_pings() -> None:
         _warned.clear()
 
 
+def dicts(value: object) -> Iterator[dict[str, Any]]:
+    """The JSON objects of a reply's list; nothing when it is not a list."""
+    if isinstance(value, list):
+        yield from (item for item in value if isinstance(item, dict))
+
+
 def _read_line(conn: socket.socket, method: str) -> bytes:
     parts: list[bytes] = []
     while True:
@@ -299,6 +305,7 @@ __all__ = [
     "HerdrClient",
     "HerdrRequestFailed",
     "HerdrStream",
+    "dicts",
     "forget_pings",
     "socket_path",
 ]

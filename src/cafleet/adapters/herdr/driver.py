@@ -1,4 +1,4 @@
-"""HerdrPaneDriver: every pane operation as requests on herdr's socket API (spec §7.6).
+"""HerdrPaneDriver: every pane operation as requests on herdr's socket API.
 
 Every request names its pane explicitly: an omitted target means the pane focused in the
 UI, which may belong to someone else. Known herdr traits handled here:
@@ -22,7 +22,7 @@ UI, which may belong to someone else. Known herdr traits handled here:
   it sees no agent in, or no longer has, with `agent_not_found` or `agent_not_ready`.
 
 Assumptions about herdr's protocol that could not be checked against a running server are
-listed in docs/architecture.md ("herdr").
+listed in docs/internals/herdr.md.
 """
 
 from __future__ import annotations
@@ -35,13 +35,15 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cafleet.adapters.herdr.client import HerdrClient, HerdrRequestFailed
+from cafleet.adapters.herdr.client import HerdrClient, HerdrRequestFailed, dicts
+from cafleet.adapters.herdr.layout import Layout, parse_layout
 from cafleet.adapters.herdr.moves import MovedPanes
+from cafleet.adapters.herdr.processes import foreground, foreground_argv, identity
 from cafleet.adapters.herdr.turns import FinishedTurns
+from cafleet.adapters.launch_module import LAUNCH_MODULE
 from cafleet.adapters.pane_locks import runtime_directory
 from cafleet.adapters.private_files import create_private
 from cafleet.application.pane_steps import label_each
@@ -53,12 +55,11 @@ from cafleet.application.ports import (
     PanePresentation,
     ScreenWaits,
 )
-from cafleet.domain.agent_profiles import letters_and_digits
+from cafleet.domain.agents.screen import letters_and_digits
 from cafleet.domain.errors import CafleetError, Unavailable
 from cafleet.domain.panes import Key, PaneGone, PaneInfo, PromptAnswer, without_escapes
 from cafleet.domain.placement import Multiplexer, PaneLocation
 
-LAUNCH_MODULE = "cafleet.launch"
 KEY_NAMES = {Key.ENTER: "enter", Key.ESCAPE: "esc"}
 TEXT_CHUNK_BYTES = 64 * 1024  # keeps every request far below herdr's 1 MiB limit
 PASTE_CHUNK_BYTES = 256 * 1024
@@ -73,77 +74,6 @@ PROMPT_REFUSALS = {
     "agent_not_ready": PromptAnswer.NO_AGENT,
     "invalid_request": PromptAnswer.NO_METHOD,  # an older server without agent.prompt
 }
-
-
-@dataclass(frozen=True)
-class Rect:
-    x: int
-    y: int
-    w: int
-    h: int
-
-    @property
-    def right(self) -> int:
-        return self.x + self.w
-
-    @property
-    def bottom(self) -> int:
-        return self.y + self.h
-
-
-@dataclass(frozen=True)
-class LayoutPane:
-    pane_id: str
-    rect: Rect
-
-
-@dataclass(frozen=True)
-class LayoutSplit:
-    direction: str
-    ratio: float
-    rect: Rect
-    path: tuple[bool, ...] | None = None  # from the root (True: second child), from its id
-
-    @property
-    def position(self) -> int:
-        """Where the divider sits: herdr gives the first child round(size * ratio) cells."""
-        size = self.rect.h if self.direction == "down" else self.rect.w
-        start = self.rect.y if self.direction == "down" else self.rect.x
-        return start + int(size * self.ratio + 0.5)
-
-
-@dataclass(frozen=True)
-class Layout:
-    panes: tuple[LayoutPane, ...]
-    splits: tuple[LayoutSplit, ...]
-    focused: str | None = None
-
-    def member_column(self, director: str) -> list[LayoutPane]:
-        """The panes right of the Director that form the nearest column, top to bottom."""
-        anchor = next((p.rect for p in self.panes if p.pane_id == director), None)
-        if anchor is None:
-            return []
-        beside = [
-            p
-            for p in self.panes
-            if p.pane_id != director
-            and p.rect.x >= anchor.right
-            and p.rect.y < anchor.bottom
-            and p.rect.bottom > anchor.y
-        ]
-        if not beside:
-            return []
-        left = min(p.rect.x for p in beside)
-        return sorted((p for p in beside if p.rect.x == left), key=lambda p: p.rect.y)
-
-    def split_target(self, director: str) -> tuple[str, str]:
-        """Where the next member goes: right of the Director while the column is empty,
-        else below the bottom-most pane of the column."""
-        column = self.member_column(director)
-        if not column:
-            return director, "right"
-        bottom = max(column, key=lambda p: (p.rect.bottom, p.rect.y))
-        return bottom.pane_id, "down"
 
 
 class HerdrPaneDriver(
@@ -397,7 +327,7 @@ class HerdrPaneDriver(
         with contextlib.suppress(CafleetError):
             listed = self._client.call("pane.list", {})
             member = next(
-                (p["pane_id"] for p in _dicts(listed.get("panes")) if p.get("tab_id") == window_id),
+                (p["pane_id"] for p in dicts(listed.get("panes")) if p.get("tab_id") == window_id),
                 None,
             )
             if not isinstance(member, str):
@@ -453,116 +383,11 @@ def launch_line(python: str, launch_file: Path) -> str:
     return f"exec {_quote(python)} -m {LAUNCH_MODULE} {_quote(str(launch_file))}"
 
 
-def foreground(process_info: Mapping[str, Any]) -> tuple[bool, str]:
-    """(dead, foreground command) from a `pane.process_info` result.
-
-    Shape assumed (herdr's API schema; spec §16): `{"process_info": {"pane_id", "shell_pid"?,
-    "foreground_process_group_id"?, "foreground_processes": [{"pid", "name", "argv0"?,
-    "argv"?, "cmdline"?}]}}`. The command is the base name of argv[0] of the foreground
-    group's leader (what tmux's #{pane_current_command} shows), falling back to the first
-    listed process and to its `name`. Missing or unreadable data gives "" (cannot tell).
-    Dead: the server reports the pane but neither a process nor a shell pid.
-    """
-    info = _process_info(process_info)
-    processes = list(_dicts(info.get("foreground_processes") or info.get("processes")))
-    leader = _leader(info)
-    dead = bool(info.get("pane_id")) and not info.get("shell_pid") and not processes
-    if leader is None:
-        return dead, ""
-    return False, _command_name(leader)
-
-
-def foreground_argv(process_info: Mapping[str, Any]) -> tuple[str, ...] | None:
-    """The foreground group leader's `argv` from a `pane.process_info` result; None when
-    the server did not give it as a list of strings."""
-    leader = _leader(_process_info(process_info))
-    argv = leader.get("argv") if leader is not None else None
-    if isinstance(argv, list) and argv and all(isinstance(word, str) for word in argv):
-        return tuple(argv)
-    return None
-
-
-def _process_info(result: Mapping[str, Any]) -> Mapping[str, Any]:
-    info = result.get("process_info")
-    return info if isinstance(info, dict) else result
-
-
-def _leader(info: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The foreground group's leader, else the first listed foreground process."""
-    processes = list(_dicts(info.get("foreground_processes") or info.get("processes")))
-    leader_pid = info.get("foreground_process_group_id")
-    leader = next((p for p in processes if p.get("pid") == leader_pid), None)
-    return leader or (processes[0] if processes else None)
-
-
-def identity(pane: Mapping[str, Any], process_info: Mapping[str, Any]) -> str:
-    """A herdr pane's identity from `pane.get` (terminal_id) and `pane.process_info`
-    (shell_pid, the pid of the process the pane started); "" parts when not reported."""
-    info = _process_info(process_info)
-    terminal, pid = pane.get("terminal_id"), info.get("shell_pid")
-    return f"{terminal if isinstance(terminal, str) else ''}.{pid if isinstance(pid, int) else ''}"
-
-
-def parse_layout(raw: Mapping[str, Any]) -> Layout:
-    panes = tuple(
-        LayoutPane(p["pane_id"], rect)
-        for p in _dicts(raw.get("panes"))
-        if isinstance(p.get("pane_id"), str) and (rect := _rect(p.get("rect"))) is not None
-    )
-    splits = tuple(
-        LayoutSplit(str(s.get("direction")), float(s.get("ratio") or 0.5), rect, _path(s.get("id")))
-        for s in _dicts(raw.get("splits"))
-        if (rect := _rect(s.get("rect"))) is not None
-    )
-    focused = raw.get("focused_pane_id")
-    return Layout(panes, splits, focused if isinstance(focused, str) else None)
-
-
-def _path(split_id: object) -> tuple[bool, ...] | None:
-    """A split's path from its id (herdr's `split_path_id`): `split_<n>_root` is the root,
-    `split_<n>_<digits>` leads down the tree, 1 for the second child. None if not so."""
-    if not isinstance(split_id, str):
-        return None
-    prefix, _, steps = split_id.rpartition("_")
-    if not prefix.startswith("split_"):
-        return None
-    if steps == "root":
-        return ()
-    if steps and set(steps) <= {"0", "1"}:
-        return tuple(step == "1" for step in steps)
-    return None
-
-
-def _rect(raw: object) -> Rect | None:
-    if not isinstance(raw, dict):
-        return None
-    try:
-        width = raw.get("width", raw.get("w"))
-        height = raw.get("height", raw.get("h"))
-        return Rect(int(raw["x"]), int(raw["y"]), int(width), int(height))  # type: ignore[arg-type]
-    except (KeyError, TypeError, ValueError):
-        return None
-
-
-def _command_name(process: Mapping[str, Any]) -> str:
-    argv = process.get("argv")
-    cmdline = process.get("cmdline")
-    for candidate in (
-        process.get("argv0"),
-        argv[0] if isinstance(argv, list) and argv else None,
-        process.get("name"),
-        cmdline.split()[0] if isinstance(cmdline, str) and cmdline.split() else None,
-    ):
-        if isinstance(candidate, str) and candidate:
-            return os.path.basename(candidate)
-    return ""
-
-
 def pane_listing(result: Mapping[str, Any]) -> tuple[dict[str, PaneInfo], dict[str, str]]:
     """A `pane.list` result: every pane (herdr panes are never dead) and each agent state."""
     panes: dict[str, PaneInfo] = {}
     states: dict[str, str] = {}
-    for raw in _dicts(result.get("panes")):
+    for raw in dicts(result.get("panes")):
         pane_id = raw.get("pane_id")
         if not isinstance(pane_id, str) or not pane_id:
             continue
@@ -598,11 +423,6 @@ def _pane_id_of(result: Mapping[str, Any], method: str) -> str:
     if not isinstance(pane_id, str) or not pane_id:
         raise Unavailable(f"herdr {method} failed: the reply has no pane id")
     return pane_id
-
-
-def _dicts(value: object) -> Iterator[dict[str, Any]]:
-    if isinstance(value, list):
-        yield from (item for item in value if isinstance(item, dict))
 
 
 def _quote(text: str) -> str:

@@ -6,8 +6,8 @@ from datetime import datetime
 from typing import Any
 
 from cafleet.domain.agent import Agent, AgentStatus, parse_card
-from cafleet.domain.agent_status import AgentStatus as PaneAgentStatus
-from cafleet.domain.agent_status import StatusReport
+from cafleet.domain.agents.status import AgentStatus as PaneAgentStatus
+from cafleet.domain.agents.status import StatusReport
 from cafleet.domain.delivery import Delivery, DeliveryState
 from cafleet.domain.fleet import Fleet
 from cafleet.domain.message import Message, MessageState, MessageType

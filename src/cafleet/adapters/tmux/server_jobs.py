@@ -24,9 +24,9 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from cafleet.adapters.launch_module import LAUNCH_MODULE
 from cafleet.adapters.private_files import create_private
 
-LAUNCH_MODULE = "cafleet.launch"
 TIMEOUT_SECONDS = 5
 
 

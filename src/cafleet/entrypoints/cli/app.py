@@ -99,7 +99,7 @@ def fail(message: str) -> NoReturn:
 
 
 class CafleetCommand(click.Command):
-    """Maps errors to the spec's lines: usage problems exit 2, others `Error: ...` exit 1.
+    """Maps errors to one line each: usage problems exit 2, others `Error: ...` exit 1.
     Every command also takes `--json` after its name, as the root does before it."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

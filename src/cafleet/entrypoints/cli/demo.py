@@ -29,7 +29,7 @@ from cafleet.entrypoints.cli.app import CafleetCommand
 )
 @click.option("--keep", is_flag=True, help="Leave the fleet running to watch it.")
 def demo(rounds: int, coding_agent: str, keep: bool) -> None:
-    from cafleet.demo import DemoError, run_demo
+    from cafleet.demo.scenario import DemoError, run_demo
 
     try:
         code = run_demo(rounds, coding_agent, keep, echo=click.echo)

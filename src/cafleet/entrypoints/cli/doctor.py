@@ -165,7 +165,8 @@ def _agents(components: Components) -> list[dict[str, Any]]:
     from cafleet.adapters.git_dirs import git_directories
     from cafleet.adapters.pane_locks import runtime_path
     from cafleet.adapters.programs import SystemPrograms
-    from cafleet.domain.coding_agents import LaunchSpec, SpawnIdentity
+    from cafleet.domain.agents.custom import SpawnIdentity
+    from cafleet.domain.agents.launch import LaunchSpec
     from cafleet.domain.placement import CodingAgent
 
     programs = SystemPrograms(components.env)
@@ -215,7 +216,7 @@ def _director(components: Components) -> list[dict[str, Any]]:
 def _on_path(components: Components) -> dict[str, str | None]:
     """Where each agent binary is, the demo agent's included (None: not on PATH)."""
     from cafleet.adapters.programs import SystemPrograms
-    from cafleet.domain.coding_agents import DEMO_AGENT
+    from cafleet.domain.agents.custom import DEMO_AGENT
     from cafleet.domain.skills import AGENT_HOMES
 
     programs = SystemPrograms(components.env)

@@ -1,4 +1,4 @@
-"""The JSON routes of spec §11.3. Each parses, calls one AdminService method, reshapes."""
+"""The JSON routes under /api/. Each parses, calls one AdminService method, reshapes."""
 
 from __future__ import annotations
 

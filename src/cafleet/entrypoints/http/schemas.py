@@ -1,4 +1,4 @@
-"""The JSON shapes of the admin API (spec §11.3) and their mapping from read models.
+"""The JSON shapes of the admin API (its OpenAPI document) and their mapping from read models.
 
 Timestamps are strings in the stored ISO form (UTC, microseconds always shown),
 not pydantic datetimes, which would drop zero microseconds and rewrite the offset.
@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from cafleet.application.admin_views import MessageView, RosterEntry, RuntimeView, SearchView
 from cafleet.application.fleets import FleetRow
 from cafleet.domain.agent import AgentKind, AgentStatus
-from cafleet.domain.agent_status import AgentStatus as AgentActivity
+from cafleet.domain.agents.status import AgentStatus as AgentActivity
 from cafleet.domain.bounds import ID, MONITOR_INTERVAL
 from cafleet.domain.delivery import Delivery, DeliveryState
 from cafleet.domain.message import MessageState, MessageType

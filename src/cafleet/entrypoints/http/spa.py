@@ -1,4 +1,4 @@
-"""The single-page app's production build, served at / with the SPA fallback of §11.1.
+"""The single-page app's production build, served at / with an SPA fallback.
 
 A path that names a file of the build serves that file; any other path outside
 /api/ and /ui/ serves index.html so hash-less deep links still load the app.

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from cafleet.adapters.codex_threads import CodexRollouts
-from cafleet.domain.agent_status import AgentStatus, StatusReport
+from cafleet.domain.agents.status import AgentStatus, StatusReport
 
 SINCE = datetime(2026, 12, 2, 0, 0, tzinfo=UTC)
 PROMPT = "You are w. FLEET ID: 1. YOUR MEMBER ID: 3. Wait for messages."

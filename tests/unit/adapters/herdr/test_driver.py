@@ -20,10 +20,10 @@ from cafleet.adapters.herdr.driver import (
     CAPTURE_MARGIN,
     TEXT_CHUNK_BYTES,
     HerdrPaneDriver,
-    foreground,
     launch_line,
     loose_pattern,
 )
+from cafleet.adapters.herdr.processes import foreground
 from cafleet.domain.errors import Unavailable
 from cafleet.domain.panes import Key, PaneGone, PaneInfo
 from cafleet.domain.placement import Multiplexer, PaneLocation

@@ -1,5 +1,5 @@
-"""Choosing herdr (§7.1, §7.2), the placement it records, and the keystroke sequence with the
-herdr agent check (§7.3, §7.6) over the fake herdr server."""
+"""Choosing herdr by environment, the placement it records, and the keystroke sequence with the
+herdr agent check over the fake herdr server."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from cafleet.application.fleets import FleetService
 from cafleet.application.keystrokes import Keystrokes, KeystrokeSender
 from cafleet.application.ports import PushTarget
 from cafleet.application.teardown import PaneTeardown
-from cafleet.domain.agent_profiles import AgentProfiles, ProfileOverrides
+from cafleet.domain.agents.registry import AgentProfiles, ProfileOverrides
 from cafleet.domain.delivery import DeliveryState
 from cafleet.domain.errors import Unavailable
 from cafleet.domain.panes import PaneInfo, agent_check

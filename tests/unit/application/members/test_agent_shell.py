@@ -9,7 +9,8 @@ from cafleet.adapters.fake.launch_pads import FakeLaunchPad
 from cafleet.application.agent_shell import SERVER_CHANNEL, AgentServerShell
 from cafleet.application.keystrokes import SHELL_IDLE_POLL_SECONDS, SHELL_IDLE_WAIT_SECONDS
 from cafleet.application.ports import PushTarget
-from cafleet.domain.agent_profiles import SESSION_FILE, AgentProfiles
+from cafleet.domain.agents.profile import SESSION_FILE
+from cafleet.domain.agents.registry import AgentProfiles
 from cafleet.domain.delivery import DeliveryState, SkipReason
 from cafleet.domain.errors import Invalid
 from cafleet.domain.placement import CodingAgent, Multiplexer

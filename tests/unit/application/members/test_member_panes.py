@@ -1,4 +1,4 @@
-"""MemberPanes: `member capture`, `member exec` and `member ping` (§5.5)."""
+"""MemberPanes: `member capture`, `member exec` and `member ping`."""
 
 from __future__ import annotations
 

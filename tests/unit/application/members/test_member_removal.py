@@ -1,4 +1,4 @@
-"""MemberRemoval (`member delete`): close the member's pane, then deregister it (§5.5)."""
+"""MemberRemoval (`member delete`): close the member's pane, then deregister it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""MemberService on the fakes: show and the three list modes (spec §5.5)."""
+"""MemberService on the fakes: show and the three list modes."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from cafleet.application.members import ListMode, MemberService
 from cafleet.application.messaging import MessagingService
 from cafleet.application.ports import AgentStates
 from cafleet.domain.agent import AgentKind, CardKind
-from cafleet.domain.agent_profiles import AgentProfiles
-from cafleet.domain.agent_status import AgentStatus, StatusReport
+from cafleet.domain.agents.registry import AgentProfiles
+from cafleet.domain.agents.status import AgentStatus, StatusReport
 from cafleet.domain.errors import NotFound
 from cafleet.domain.panes import PaneInfo
 from cafleet.domain.placement import CodingAgent, Multiplexer, PaneState

@@ -13,7 +13,7 @@ from cafleet.adapters.fake.notifier import RecordingNotifier
 from cafleet.adapters.fake.pane_driver import FakePaneDriver, FakePaneDrivers, ThreadLocks
 from cafleet.application.messaging import MessagingService
 from cafleet.application.pane_titles import PaneTitles
-from cafleet.domain.agent_status import AgentStatus, StatusReport
+from cafleet.domain.agents.status import AgentStatus, StatusReport
 from cafleet.domain.pane_titles import pane_title
 
 

@@ -10,7 +10,9 @@ from cafleet.adapters.fake.launch_pads import FakeLaunchPad
 from cafleet.adapters.fake.pane_driver import FakePaneDriver
 from cafleet.application.ports import LauncherStatus, ScreenWaits
 from cafleet.application.readiness import POLL_SECONDS, StartWatch, StartWatcher
-from cafleet.domain.agent_profiles import PROFILES, ReadyRule, letters_and_digits, prompt_mark
+from cafleet.domain.agents.profile import ReadyRule
+from cafleet.domain.agents.registry import PROFILES
+from cafleet.domain.agents.screen import letters_and_digits, prompt_mark
 from cafleet.domain.errors import Unavailable
 from cafleet.domain.placement import CodingAgent, Multiplexer
 from support.pane_rig import START, PaneRig, TimelineClock

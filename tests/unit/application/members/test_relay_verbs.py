@@ -21,7 +21,7 @@ from cafleet.application.ports import ProcessIdentity
 from cafleet.application.relay import RelayClient, RelayDuties, RelayService
 from cafleet.application.relay_verbs import RelayedVerbs
 from cafleet.application.spawning import MemberSpawner
-from cafleet.domain.agent_status import AgentStatus
+from cafleet.domain.agents.status import AgentStatus
 from cafleet.domain.errors import Invalid, Unavailable
 from cafleet.domain.placement import Multiplexer, PaneLocation, PaneState
 from cafleet.domain.relay import RELAY_ALIVE_SECONDS, PaneVerb

@@ -1,5 +1,5 @@
 """MemberSpawner (`member create`): validate, register, spawn beside the Director through a
-launch pad, record the pane, watch the agent start; roll back on failure (§5.5, §8.1–8.5)."""
+launch pad, record the pane, watch the agent start; roll back on failure."""
 
 from __future__ import annotations
 
@@ -18,8 +18,9 @@ from cafleet.application.fleets import FleetCreated
 from cafleet.application.ports import LauncherStatus
 from cafleet.application.spawning import MemberCreated, MemberRequest, MemberSpawner, SpawnContext
 from cafleet.domain.agent import AgentStatus, CardKind
-from cafleet.domain.agent_profiles import CLAUDE_FLOOR, SPAWN_FILE, ReadyRule, SpawnFacts
-from cafleet.domain.coding_agents import MAX_PROMPT_BYTES
+from cafleet.domain.agents.claude import CLAUDE_FLOOR
+from cafleet.domain.agents.custom import MAX_PROMPT_BYTES
+from cafleet.domain.agents.profile import SPAWN_FILE, ReadyRule, SpawnFacts
 from cafleet.domain.errors import CafleetError, Conflict, Invalid, Unavailable, UsageProblem
 from cafleet.domain.placement import CodingAgent, Multiplexer
 from support.pane_rig import (

@@ -1,4 +1,4 @@
-"""Broadcast on the fakes: recipients, summary row, ledger, delivered count (spec §5.6, §6.5)."""
+"""Broadcast on the fakes: recipients, summary row, ledger, delivered count."""
 
 from __future__ import annotations
 

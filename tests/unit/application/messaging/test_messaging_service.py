@@ -1,6 +1,6 @@
 """MessagingService on the fakes: send pipeline, ledger, isolation, poll/ack/cancel/show.
 
-Spec §3.5, §5.6, §6.1–§6.3.
+The send pipeline itself is described in docs/internals/delivery.md.
 """
 
 from __future__ import annotations
@@ -552,7 +552,7 @@ def test_not_found_and_ownership_errors_have_distinct_kinds(
     assert error_of(messaging.ack, team.fleet_id, team.director, task).kind is ErrorKind.INVALID
 
 
-# -- nudge: an ordinary send to a placed target (spec §5.5) -----------------------------------
+# -- nudge: an ordinary send to a placed target -------------------------------------------------
 
 
 def test_nudge_is_an_ordinary_ackable_message_with_a_preview(

@@ -34,7 +34,7 @@ from cafleet.application.ports import (
 )
 from cafleet.application.teardown import PaneTeardown
 from cafleet.domain.agent import Agent, CardKind
-from cafleet.domain.agent_profiles import AgentProfiles, ProfileOverrides
+from cafleet.domain.agents.registry import AgentProfiles, ProfileOverrides
 from cafleet.domain.errors import DatabaseBusy, Unavailable
 from cafleet.domain.message import Message, unicast
 from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule

@@ -13,8 +13,8 @@ import pytest
 from cafleet.adapters.fake.launch_pads import FakeLaunchPad, FakeLaunchPads
 from cafleet.application.agent_status import AgentStatusReader
 from cafleet.application.monitoring import MonitorService
-from cafleet.domain.agent_profiles import AgentProfiles
-from cafleet.domain.agent_status import HookEvent
+from cafleet.domain.agents.registry import AgentProfiles
+from cafleet.domain.agents.status import HookEvent
 from cafleet.domain.placement import CodingAgent
 
 

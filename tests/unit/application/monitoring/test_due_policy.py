@@ -1,4 +1,4 @@
-"""MonitorSchedule: when a watched agent is due (§9.3 steps 5–7), and what a tick records
+"""MonitorSchedule: when a watched agent is due, and what a tick records
 after a delivered wake (after_wake) or on every tick (observed)."""
 
 from __future__ import annotations

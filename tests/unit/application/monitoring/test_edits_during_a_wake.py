@@ -1,6 +1,6 @@
-"""Edits that land while a tick is typing its wake (no transaction is open then, §3.1): the
-tick records only what it owns — ping, stall-check time, native state (§9.3 step 8) — and
-must neither undo a `monitor config` edit (§5.7) nor re-enroll a removed agent."""
+"""Edits that land while a tick is typing its wake (no transaction is open while typing): the
+tick records only what it owns — ping, stall-check time, native state — and
+must neither undo a `monitor config` edit nor re-enroll a removed agent."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Transient failures inside the loop (§9.4): one stderr line per repeating reason at most once
+"""Transient failures inside the loop: one stderr line per repeating reason at most once
 a minute, the loop keeps ticking, and the next good tick catches up."""
 
 from __future__ import annotations

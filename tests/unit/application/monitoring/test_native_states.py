@@ -1,6 +1,5 @@
 """Native agent states from a driver that detects them (herdr): a transition into `blocked`
-or `done` adds a `status:*` reason once per episode; other states are recorded at once
-(§9.3 step 7)."""
+or `done` adds a `status:*` reason once per episode; other states are recorded at once."""
 
 from __future__ import annotations
 

@@ -13,14 +13,9 @@ from cafleet.adapters.fake.launch_pads import FakeLaunchPads
 from cafleet.application.monitoring import MonitorService
 from cafleet.application.ports import AgentThread
 from cafleet.application.receipts import ReceiptReader, ReceiptRecorder
-from cafleet.domain.agent_profiles import (
-    SESSION_FILE,
-    SPAWN_FILE,
-    TRANSCRIPT_FILE,
-    AgentProfiles,
-    HttpFacts,
-    SpawnFacts,
-)
+from cafleet.domain.agents.profile import SESSION_FILE, SPAWN_FILE, TRANSCRIPT_FILE, SpawnFacts
+from cafleet.domain.agents.registry import AgentProfiles
+from cafleet.domain.agents.server import HttpFacts
 from cafleet.domain.delivery import Delivery, DeliveryState
 from cafleet.domain.placement import CodingAgent
 

@@ -1,4 +1,4 @@
-"""MonitorRuntime: the runtime slot's liveness rule (§9.2) and its claim/release transitions;
+"""MonitorRuntime: the runtime slot's liveness rule and its claim/release transitions;
 SystemProcess: the pid probe's answers (EPERM counts as alive)."""
 
 from __future__ import annotations

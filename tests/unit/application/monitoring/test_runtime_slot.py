@@ -1,4 +1,4 @@
-"""The per-fleet runtime slot (§9.2) and how the loop ends (§5.7): claim, refuse a live owner,
+"""The per-fleet runtime slot and how the loop ends: claim, refuse a live owner,
 take over a stale one, stop when displaced or when the fleet is deleted, release on stop."""
 
 from __future__ import annotations

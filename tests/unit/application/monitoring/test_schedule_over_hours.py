@@ -1,6 +1,6 @@
 """Hours of schedule through `run_loop` on a clock that moves only when the loop sleeps:
 intervals (Director 180 s, member 720 s, edited), the stall-check cadence, and a restart
-that finds the cadence persisted (§9.1, §9.3)."""
+that finds the cadence persisted."""
 
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ from cafleet.application.agent_status import AgentStatusReader  # noqa: E402
 from cafleet.application.monitoring import MonitorService  # noqa: E402
 from cafleet.application.pane_titles import PaneTitles  # noqa: E402
 from cafleet.application.ports import AgentStateFeed, AgentStateFeeds, FeedReading  # noqa: E402
-from cafleet.domain.agent_profiles import AgentProfiles  # noqa: E402
+from cafleet.domain.agents.registry import AgentProfiles  # noqa: E402
 from cafleet.domain.panes import PaneInfo  # noqa: E402
 from cafleet.domain.placement import Multiplexer  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""`monitor status` and `monitor config` on the service (§5.7): which rows the status shows,
+"""`monitor status` and `monitor config` on the service: which rows the status shows,
 pending counts, the running flag, schedule edits and the not-enrolled error."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The text and JSON shapes of `monitor status` and `monitor config` (§5.7), rendered from
+"""The text and JSON shapes of `monitor status` and `monitor config`, rendered from
 service results built on the fakes."""
 
 from __future__ import annotations

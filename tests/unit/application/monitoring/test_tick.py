@@ -1,5 +1,5 @@
 """MonitorService.tick on fakes: who is due, what is typed into the watcher's pane, what is
-recorded, and how many pane listings a tick costs (§9.3, §12)."""
+recorded, and how many pane listings a tick costs."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from cafleet.application.pane_titles import PaneTitles
-from cafleet.domain.agent_status import AgentStatus, StatusReport
+from cafleet.domain.agents.status import AgentStatus, StatusReport
 
 
 class Told:

@@ -1,5 +1,5 @@
 """Delivering the wake: without a usable watcher, or when typing fails, nothing is recorded
-and the same agents are due on the next tick (§9.3 step 8, §7.3)."""
+and the same agents are due on the next tick."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The wake payload (§9.5): one line, exact wording, singular/plural, sanitized names."""
+"""The wake payload: one line, exact wording, singular/plural, sanitized names."""
 
 from __future__ import annotations
 

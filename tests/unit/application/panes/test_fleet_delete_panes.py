@@ -1,4 +1,4 @@
-"""FleetService.delete: tear down member panes first, then soft-delete the fleet (§5.4, §8.6)."""
+"""FleetService.delete: tear down member panes first, then soft-delete the fleet."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""KeystrokeSender: the one way anything is typed into a pane (§7.3–7.4)."""
+"""KeystrokeSender: the one way anything is typed into a pane."""
 
 from __future__ import annotations
 
@@ -329,8 +329,8 @@ def test_a_bare_runtime_in_front_is_not_the_agent(
         pytest.param(CodingAgent.CUSTOM, ("demo-agent", "python3"),
                      ("/usr/bin/python3", "-u", "/home/me/bin/demo-agent", "hi"),
                      id="custom-interpreter"),
-        pytest.param(CodingAgent.CUSTOM, ("python", "cafleet.demo_agent"),
-                     ("python", "-m", "cafleet.demo_agent", "hi"), id="custom-module"),
+        pytest.param(CodingAgent.CUSTOM, ("python", "cafleet.demo.agent"),
+                     ("python", "-m", "cafleet.demo.agent", "hi"), id="custom-module"),
         pytest.param(CodingAgent.CUSTOM, (), ("anything-but-a-shell",), id="custom-without-list"),
     ],
 )  # fmt: skip

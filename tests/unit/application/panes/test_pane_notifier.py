@@ -1,4 +1,4 @@
-"""PaneNotifier, alone and wired into MessagingService over fake panes (§6.2–6.5)."""
+"""PaneNotifier, alone and wired into MessagingService over fake panes."""
 
 from __future__ import annotations
 

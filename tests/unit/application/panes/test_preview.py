@@ -1,4 +1,4 @@
-"""The preview payload of §6.4: header line, then the truncated and sanitized body."""
+"""The preview payload: header line, then the truncated and sanitized body."""
 
 from __future__ import annotations
 

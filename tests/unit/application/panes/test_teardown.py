@@ -1,4 +1,4 @@
-"""PaneTeardown: ask agents to /exit, wait for their panes to go, kill what stays (§8.6)."""
+"""PaneTeardown: ask agents to /exit, wait for their panes to go, kill what stays."""
 
 from __future__ import annotations
 

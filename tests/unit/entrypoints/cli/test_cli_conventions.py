@@ -1,6 +1,6 @@
 """Root command conventions: --version, --help, global --json, settings and error lines.
 
-Spec §2.2, §4.1, §4.2.
+The error mapping is described in docs/internals/cli.md.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`cafleet fleet ...` through click on the fakes (spec §4.1, §4.7, §5.4)."""
+"""`cafleet fleet ...` through click on the fakes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`cafleet member show` and `member list` through click on the fakes (spec §4.7, §5.5)."""
+"""`cafleet member show` and `member list` through click on the fakes."""
 
 from __future__ import annotations
 
@@ -545,7 +545,7 @@ def test_a_member_whose_hooks_are_off_says_so_in_its_status() -> None:
 
     from cafleet.application.members import MemberView
     from cafleet.domain.agent import Agent, AgentKind
-    from cafleet.domain.agent_status import AgentStatus, StatusReport
+    from cafleet.domain.agents.status import AgentStatus, StatusReport
     from cafleet.entrypoints.cli.member import agent_word, member_json
 
     now = datetime(2026, 1, 1, 8, 0, tzinfo=UTC)

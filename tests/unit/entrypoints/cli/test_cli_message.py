@@ -1,4 +1,4 @@
-"""`cafleet message ...` through click on the fakes (spec §4.1, §4.6, §4.7, §5.6)."""
+"""`cafleet message ...` through click on the fakes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The stale-skills gate in front of fleet, member, message and monitor commands (§4.4)."""
+"""The stale-skills gate in front of fleet, member, message and monitor commands."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""--text / --text-file rules (spec §4.5), exercised through `message send` and `broadcast`."""
+"""--text / --text-file rules, exercised through `message send` and `broadcast`."""
 
 from __future__ import annotations
 

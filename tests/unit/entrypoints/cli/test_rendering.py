@@ -1,4 +1,4 @@
-"""Message renderings (spec §4.6, §4.7) and the shared text helpers."""
+"""Message renderings (text and JSON) and the shared text helpers."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The bundled skills: layout, front matter, links, and every quoted `cafleet` command line.
 
-Spec §10.1 (three skill folders shipped as package data) and §10.4 (what they teach). The
+Three skill folders ship as package data, and what they teach must hold. The
 consistency test parses each `cafleet ...` line quoted in a skill (fenced code blocks and
 inline code spans) and checks it against the real click command tree, so the skills cannot
 drift from the CLI.

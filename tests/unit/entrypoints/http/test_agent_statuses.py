@@ -12,7 +12,7 @@ from cafleet.adapters.fake.launch_pads import FakeLaunchPad, FakeLaunchPads
 from cafleet.application.admin import STATUS_SECONDS, AdminService
 from cafleet.application.admin_views import FleetEvent
 from cafleet.application.members import ListMode
-from cafleet.domain.agent_status import AgentStatus, HookEvent, StatusReport
+from cafleet.domain.agents.status import AgentStatus, HookEvent, StatusReport
 
 
 @pytest.fixture

@@ -12,8 +12,9 @@ from cafleet.adapters.fake.launch_pads import FakeLaunchPad, FakeLaunchPads
 from cafleet.adapters.fake.pane_driver import FakePaneDrivers
 from cafleet.application.agent_status import AgentStatusReader
 from cafleet.application.ports import AgentThread, LauncherStatus
-from cafleet.domain.agent_profiles import SESSION_FILE, SPAWN_FILE, AgentProfiles, SpawnFacts
-from cafleet.domain.agent_status import AgentStatus, HookEvent, StatusReport
+from cafleet.domain.agents.profile import SESSION_FILE, SPAWN_FILE, SpawnFacts
+from cafleet.domain.agents.registry import AgentProfiles
+from cafleet.domain.agents.status import AgentStatus, HookEvent, StatusReport
 from cafleet.domain.placement import CodingAgent, Multiplexer, PaneState, Placement
 
 START = datetime(2026, 1, 1, 8, 0, tzinfo=UTC)

@@ -17,7 +17,7 @@ from cafleet.application.channels import ChannelLadder, channel_ladder
 from cafleet.application.herdr_channel import HerdrPromptChannel
 from cafleet.application.keystrokes import KeystrokeSender
 from cafleet.application.ports import Announcement, PushTarget
-from cafleet.domain.agent_profiles import AgentProfiles, ProfileOverrides
+from cafleet.domain.agents.registry import AgentProfiles, ProfileOverrides
 from cafleet.domain.delivery import Channel, DeliveryState, describe_skip
 from cafleet.domain.panes import Key, PromptAnswer
 from cafleet.domain.placement import CodingAgent, Multiplexer

@@ -19,14 +19,8 @@ from cafleet.application.channels import (
     channel_ladder,
 )
 from cafleet.application.ports import AgentThread, Announcement, PushTarget
-from cafleet.domain.agent_profiles import (
-    SESSION_FILE,
-    SPAWN_FILE,
-    TRANSCRIPT_FILE,
-    AgentProfiles,
-    ProfileOverrides,
-    SpawnFacts,
-)
+from cafleet.domain.agents.profile import SESSION_FILE, SPAWN_FILE, TRANSCRIPT_FILE, SpawnFacts
+from cafleet.domain.agents.registry import AgentProfiles, ProfileOverrides
 from cafleet.domain.delivery import Channel, DeliveryState, PushOutcome
 from cafleet.domain.placement import CodingAgent, Multiplexer
 

@@ -20,13 +20,9 @@ from cafleet.application.agent_status import AgentStatusReader
 from cafleet.application.channels import channel_ladder
 from cafleet.application.ports import Announcement, PushTarget
 from cafleet.application.receipts import ReceiptReader
-from cafleet.domain.agent_profiles import (
-    SESSION_FILE,
-    SPAWN_FILE,
-    AgentProfiles,
-    SpawnFacts,
-)
-from cafleet.domain.agent_status import AgentStatus, HookEvent, StatusReport
+from cafleet.domain.agents.profile import SESSION_FILE, SPAWN_FILE, SpawnFacts
+from cafleet.domain.agents.registry import AgentProfiles
+from cafleet.domain.agents.status import AgentStatus, HookEvent, StatusReport
 from cafleet.domain.delivery import Channel, DeliveryState, PushOutcome
 from cafleet.domain.placement import CodingAgent, Multiplexer, PaneState, Placement
 

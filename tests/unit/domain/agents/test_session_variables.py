@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from cafleet.domain.agent_profiles import PROFILES, SessionVariables, agent_sessions
+from cafleet.domain.agents.profile import SessionVariables
+from cafleet.domain.agents.registry import PROFILES, agent_sessions
 from cafleet.domain.placement import CodingAgent
 
 CLAUDE, CODEX, OPENCODE = (PROFILES[a].session for a in list(CodingAgent)[:3])

@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from cafleet.domain.agent_profiles import ALLOW_CAFLEET
+from cafleet.domain.agents.claude import ALLOW_CAFLEET
 from cafleet.domain.placement import CodingAgent
 
 # rules that allow `cafleet ...` among Claude Code's: the command's own, or every Bash call

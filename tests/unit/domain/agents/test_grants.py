@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cafleet.domain.director_grants import claude_grant, codex_grant
+from cafleet.domain.agents.grants import claude_grant, codex_grant
 
 USER = "/home/me/.claude/settings.json"
 PROJECT = "/work/.claude/settings.json"

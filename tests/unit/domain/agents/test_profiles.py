@@ -9,18 +9,11 @@ from dataclasses import replace
 
 import pytest
 
-from cafleet.domain.agent_profiles import (
-    ALLOW_CAFLEET,
-    CLAUDE_FLOOR,
-    PROFILES,
-    AgentProfiles,
-    HttpFacts,
-    LaunchContext,
-    ProfileOverrides,
-    ReadyRule,
-    prompt_mark,
-    screen_shows,
-)
+from cafleet.domain.agents.claude import ALLOW_CAFLEET, CLAUDE_FLOOR
+from cafleet.domain.agents.profile import LaunchContext, ReadyRule
+from cafleet.domain.agents.registry import PROFILES, AgentProfiles, ProfileOverrides
+from cafleet.domain.agents.screen import prompt_mark, screen_shows
+from cafleet.domain.agents.server import HttpFacts
 from cafleet.domain.delivery import Channel
 from cafleet.domain.placement import CodingAgent
 

@@ -1,5 +1,5 @@
 """Where each coding agent keeps its configuration, as its own environment variables say
-(each profile's `config_home`, domain/agent_profiles.py):
+(each profile's `config_home`, domain/agents/claude.py, codex.py, opencode.py):
 
 - Claude Code: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
 - Codex: `$CODEX_HOME`, else `~/.codex`.
@@ -18,7 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from cafleet.domain.agent_profiles import PROFILES, ConfigHome
+from cafleet.domain.agents.profile import ConfigHome
+from cafleet.domain.agents.registry import PROFILES
 from cafleet.domain.placement import CodingAgent
 from cafleet.domain.skills import SkillHome
 

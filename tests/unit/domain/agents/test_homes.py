@@ -11,7 +11,7 @@ from cafleet.adapters.fake.store import MemoryStore
 from cafleet.adapters.skills.installer import FilesystemSkillInstaller
 from cafleet.application.setup import SkillsService, shown
 from cafleet.composition import Components
-from cafleet.domain.agent_homes import AgentHomes
+from cafleet.domain.agents.homes import AgentHomes
 from cafleet.domain.skills import SKILL_NAMES, SkillHome
 from cafleet.settings import Settings
 

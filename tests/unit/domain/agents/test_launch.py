@@ -4,21 +4,24 @@ from __future__ import annotations
 
 import pytest
 
-from cafleet.domain.agent_profiles import CLAUDE_FLOOR, AgentProfiles, ProfileOverrides
-from cafleet.domain.coding_agents import (
+from cafleet.domain.agents.claude import CLAUDE_FLOOR
+from cafleet.domain.agents.custom import (
     CustomCommand,
-    LaunchSpec,
     Placeholder,
     SpawnIdentity,
     accepted_commands,
+    check_prompt,
+    custom_command_for,
+    render_prompt,
+)
+from cafleet.domain.agents.launch import (
+    LaunchSpec,
     binary_name,
     build_argv,
     check_model,
-    check_prompt,
-    custom_command_for,
     member_environment,
-    render_prompt,
 )
+from cafleet.domain.agents.registry import AgentProfiles, ProfileOverrides
 from cafleet.domain.errors import ErrorKind, UsageProblem
 from cafleet.domain.placement import CodingAgent, Multiplexer
 
@@ -702,7 +705,7 @@ class TestAcceptedCommands:
         [
             ("/usr/bin/node", ("./agent.js",), ("node", "agent.js")),
             ("/usr/bin/node", ("--no-warnings", "/srv/agent.mjs"), ("node", "agent.mjs")),
-            ("/v/bin/python", ("-m", "cafleet.demo_agent"), ("python", "cafleet.demo_agent")),
+            ("/v/bin/python", ("-m", "cafleet.demo.agent"), ("python", "cafleet.demo.agent")),
             ("/usr/bin/python3.11", ("-u", "bot.py"), ("python3.11", "bot.py")),
             ("/usr/bin/deno", ("run", "agent.ts"), ("deno", "agent.ts")),
             ("/usr/bin/node", ("-e", "code"), ("node",)),  # inline code: no script to find

@@ -165,7 +165,7 @@ def _create_fleet(cli: _Cli, coding_agent: str) -> Fleet:
 def _create_member(cli: _Cli, fleet: Fleet, name: str, coding_agent: str, rounds: int) -> str:
     agent_args = ["--coding-agent", coding_agent]
     if coding_agent == "custom":
-        command = shlex.join([sys.executable, "-m", "cafleet.demo_agent", "--rounds", str(rounds)])
+        command = shlex.join([sys.executable, "-m", "cafleet.demo.agent", "--rounds", str(rounds)])
         agent_args += ["--agent-command", command]
     prompt = MEMBER_PROMPT.format(name=name, rounds=rounds)
     created = cli(
