@@ -1,4 +1,4 @@
-"""Fixtures for the herdr client and driver unit tests: a fake herdr server in plain mode
+"""Fixtures for the herdr client and driver tests: a fake herdr server in plain mode
 (panes are records: typed bytes are logged, screens and processes are what a test sets) and
 a HerdrPaneDriver pointed at it. Every test starts with a fresh once-per-process ping.
 """
@@ -21,6 +21,11 @@ from cafleet.adapters.herdr.client import forget_pings  # noqa: E402
 from cafleet.adapters.herdr.driver import HerdrPaneDriver  # noqa: E402
 
 PYTHON = "/opt/python/bin/python3"
+
+
+@pytest.fixture(autouse=True)
+def _no_outer_variables(outer_variables_removed: None) -> None:
+    """No CAFLEET_*, multiplexer or agent-home variable of the outer shell leaks in."""
 
 
 @pytest.fixture(autouse=True)
