@@ -13,7 +13,6 @@ browser with `apt-get install chromium`.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
 import shutil
@@ -23,13 +22,15 @@ import sys
 import time
 import urllib.error
 import urllib.request
-import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from support.cli import CAFLEET, run_cafleet
+from support.tmux import clean_environment, private_tmux, require_tmux
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page, Playwright
@@ -58,24 +59,6 @@ def chromium_path() -> str | None:
     return None
 
 
-def cafleet_command() -> list[str]:
-    """The virtualenv's console script, else `python -m cafleet`."""
-    search = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
-    found = shutil.which("cafleet", path=search)
-    return [found] if found else [sys.executable, "-m", "cafleet"]
-
-
-def clean_environment(**extra: str) -> dict[str, str]:
-    """os.environ without CAFLEET_*, HERDR_* and tmux client variables, plus `extra`."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("CAFLEET_", "HERDR_")) and k not in ("TMUX", "TMUX_PANE")
-    }
-    env.update(extra)
-    return env
-
-
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
@@ -85,15 +68,8 @@ def free_port() -> int:
 
 def run_cli(env: Mapping[str, str], *args: str, check: bool = True) -> str:
     """`cafleet <args>` with exactly `env`; returns stdout (exit 0 required when check)."""
-    done = subprocess.run(
-        [*cafleet_command(), *args],
-        env=dict(env),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0 or not check, (args, done.stdout, done.stderr)
+    done = run_cafleet(*args, env=env)
+    assert done.code == 0 or not check, (args, done.stdout, done.stderr)
     return done.stdout
 
 
@@ -133,18 +109,6 @@ class WebFleet:
     @property
     def dashboard_url(self) -> str:
         return self.page_url(f"#/fleets/{self.fleet_id}/agents")
-
-
-def _tmux(binary: str, name: str, *args: str) -> str:
-    done = subprocess.run(
-        [binary, "-L", name, "-f", "/dev/null", *args],
-        env=clean_environment(),
-        capture_output=True,
-        text=True,
-        timeout=15,
-        check=True,
-    )
-    return done.stdout.strip()
 
 
 def _wait_for_server(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
@@ -199,9 +163,7 @@ def web_fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebFleet]:
     and `cafleet server` listening on a free loopback port."""
     if chromium_path() is None:
         pytest.skip("chromium is not installed (apt-get install chromium)")
-    tmux = shutil.which("tmux")
-    if tmux is None:
-        pytest.skip("tmux is not installed")
+    tmux_binary = require_tmux()
     pytest.importorskip("playwright.sync_api")
 
     root = tmp_path_factory.mktemp("webui")
@@ -215,56 +177,51 @@ def web_fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebFleet]:
         XDG_RUNTIME_DIR=str(runtime),
         CAFLEET_SUBMIT_DELAY_CUSTOM="0.1",
     )
-    name = f"cafleet-web-{uuid.uuid4().hex}"
-    _tmux(tmux, name, "new-session", "-d", "-s", "main", "-x", "200", "-y", "50")
     server: subprocess.Popen[bytes] | None = None
-    try:
-        pane_env = dict(
-            env,
-            TMUX=f"{_tmux(tmux, name, 'display-message', '-p', '#{socket_path}')},0,0",
-            TMUX_PANE=_tmux(tmux, name, "display-message", "-p", "-t", "main", "#{pane_id}"),
-        )
-        run_cli(env, "setup", "db")
-        run_cli(env, "setup", "skill", "--agent", "claude", check=False)  # team commands need it
-        made = json.loads(run_cli(pane_env, "--json", "fleet", "create", "--name", FLEET_NAME))
-        fleet = WebFleet(
-            base_url="",
-            env=pane_env,
-            fleet_id=made["fleet_id"],
-            fleet_name=FLEET_NAME,
-            director=made["director"]["agent_id"],
-            admin=made["administrator_agent_id"],
-        )
-        agent_command = shlex.join([sys.executable, "-m", "cafleet.demo.agent"])
-        for member, description in (("coder", "Writes code"), ("Code Reviewer", "Reviews code")):
-            created = fleet.cli_json(
-                "member", "create",
-                "--fleet-id", str(fleet.fleet_id),
-                "--agent-id", str(fleet.director),
-                "--name", member,
-                "--description", description,
-                "--coding-agent", "custom",
-                "--agent-command", agent_command,
-                "--text", f"You are {member}.",
-            )  # fmt: skip
-            fleet.members[member] = created["agent_id"]
+    with private_tmux(tmux_binary, "cafleet-web", (200, 50)) as tmux:
+        try:
+            pane_env = dict(env, **tmux.env)
+            run_cli(env, "setup", "db")
+            # team commands need the skills install
+            run_cli(env, "setup", "skill", "--agent", "claude", check=False)
+            made = json.loads(run_cli(pane_env, "--json", "fleet", "create", "--name", FLEET_NAME))
+            fleet = WebFleet(
+                base_url="",
+                env=pane_env,
+                fleet_id=made["fleet_id"],
+                fleet_name=FLEET_NAME,
+                director=made["director"]["agent_id"],
+                admin=made["administrator_agent_id"],
+            )
+            agent_command = shlex.join([sys.executable, "-m", "cafleet.demo.agent"])
+            for member, description in (
+                ("coder", "Writes code"),
+                ("Code Reviewer", "Reviews code"),
+            ):
+                created = fleet.cli_json(
+                    "member", "create",
+                    "--fleet-id", str(fleet.fleet_id),
+                    "--agent-id", str(fleet.director),
+                    "--name", member,
+                    "--description", description,
+                    "--coding-agent", "custom",
+                    "--agent-command", agent_command,
+                    "--text", f"You are {member}.",
+                )  # fmt: skip
+                fleet.members[member] = created["agent_id"]
 
-        argv = [*cafleet_command(), "server", "--host", "127.0.0.1", "--port", "{port}"]
-        server, fleet.base_url = _start_server(argv, env, root / "server.log")
-        printed = PRINTED_ADDRESS.search((root / "server.log").read_text(errors="replace"))
-        assert printed, (root / "server.log").read_text(errors="replace")
-        fleet.printed_url, fleet.token = printed.group(0).removeprefix(PRINTED), printed.group(1)
-        yield fleet
-    finally:
-        if server is not None:
-            _stop(server)
-        subprocess.run(
-            [tmux, "-L", name, "kill-server"],
-            env=clean_environment(),
-            capture_output=True,
-            timeout=15,
-            check=False,
-        )
+            argv = [*CAFLEET, "server", "--host", "127.0.0.1", "--port", "{port}"]
+            server, fleet.base_url = _start_server(argv, env, root / "server.log")
+            printed = PRINTED_ADDRESS.search((root / "server.log").read_text(errors="replace"))
+            assert printed, (root / "server.log").read_text(errors="replace")
+            fleet.printed_url, fleet.token = (
+                printed.group(0).removeprefix(PRINTED),
+                printed.group(1),
+            )
+            yield fleet
+        finally:
+            if server is not None:
+                _stop(server)
 
 
 @pytest.fixture(scope="module")

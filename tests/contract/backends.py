@@ -25,6 +25,7 @@ from cafleet.adapters.herdr.driver import HerdrPaneDriver
 from cafleet.adapters.tmux.driver import TmuxPaneDriver
 from cafleet.application.ports import PaneDriver
 from cafleet.domain.panes import strip_ansi
+from support.tmux import TmuxServer, clean_environment
 
 # tests/fakes is imported by its package path from the repository root (pytest's importlib
 # mode does not put it on sys.path)
@@ -196,26 +197,19 @@ class TmuxBackend:
 
     def __init__(self, workdir: Path) -> None:
         self.workdir = workdir
-        self.label = f"cafleet-contract-{uuid.uuid4().hex}"
-        # the server and every pane inherit this: nothing of the outer shell's cafleet,
-        # herdr or tmux client settings may leak into the programs under test
-        self._env = {
-            k: v
-            for k, v in os.environ.items()
-            if not k.startswith(("CAFLEET_", "HERDR_")) and k not in ("TMUX", "TMUX_PANE")
-        }
-        self._tmux(
-            "-L", self.label, "-f", "/dev/null",
-            "new-session", "-d", "-s", "t", "-x", "200", "-y", "50",
-        )  # fmt: skip
-        try:
-            self.socket = self._tmux("-L", self.label, "display-message", "-p", "#{socket_path}")
-        except AssertionError:
-            self._tmux("-L", self.label, "kill-server")
-            raise
-        self.anchor = self._tmux(
-            "-S", self.socket, "display-message", "-p", "-t", "t", "#{pane_id}"
+        # the server and every pane inherit its environment: nothing of the outer shell's
+        # cafleet, herdr or tmux client settings may leak into the programs under test
+        self.server = TmuxServer(
+            "tmux", f"cafleet-contract-{uuid.uuid4().hex}", clean_environment()
         )
+        try:
+            self.server.start("t", (200, 50))
+        except AssertionError:
+            self.server.kill()
+            raise
+        self._env = self.server.environment
+        self.socket = self.server.socket
+        self.anchor = self.server.pane_id
         self.tmux_driver = TmuxPaneDriver(self.socket)
         self.driver: PaneDriver = self.tmux_driver
         self._logs: dict[str, Path] = {}
@@ -330,14 +324,7 @@ class TmuxBackend:
         self.anchor = self.raw("display-message", "-p", "-t", "t", "#{pane_id}")
 
     def close(self) -> None:
-        subprocess.run(
-            ["tmux", "-S", self.socket, "kill-server"],
-            env=self._env,
-            capture_output=True,
-            timeout=10,
-            check=False,
-        )
-        Path(self.socket).unlink(missing_ok=True)  # tmux leaves the socket file behind
+        self.server.kill()
 
 
 class HerdrBackend:

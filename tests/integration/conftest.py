@@ -19,118 +19,21 @@ import json
 import os
 import shutil
 import sqlite3
-import subprocess
-import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import pytest
 
+from support.cli import CAFLEET, Cli, run_cafleet
 from support.postgres import PostgresServer
 from support.postgres_fixtures import HEAD_TEMPLATE, scratch_database
-from support.tmux import TmuxServer, clean_environment, private_tmux, tmux_binary
+from support.tmux import TmuxServer, clean_environment
 
 HERE = Path(__file__).resolve().parent
 SEND_LOOP = HERE / "send_loop.py"
-
-
-# --------------------------------------------------------------------------- running the CLI
-
-
-def cafleet_command() -> list[str]:
-    """The installed console script (the virtualenv's own first), else `python -m cafleet`."""
-    search = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
-    found = shutil.which("cafleet", path=search)
-    return [found] if found else [sys.executable, "-m", "cafleet"]
-
-
-CAFLEET = cafleet_command()
-
-
-class Result(NamedTuple):
-    code: int
-    stdout: str
-    stderr: str
-
-
-def run_cafleet(
-    *args: str,
-    env: Mapping[str, str],
-    input: str | bytes | None = None,
-    cwd: Path | None = None,
-    timeout: float = 120,
-    wrapper: Sequence[str] = (),
-) -> Result:
-    """Run the installed `cafleet` with exactly `env`; never a traceback on stderr."""
-    data = input.encode() if isinstance(input, str) else input
-    done = subprocess.run(
-        [*wrapper, *CAFLEET, *args],
-        env=dict(env),
-        input=data if data is not None else b"",
-        capture_output=True,
-        cwd=cwd,
-        timeout=timeout,
-        check=False,
-    )
-    result = Result(
-        done.returncode,
-        done.stdout.decode("utf-8", errors="replace"),
-        done.stderr.decode("utf-8", errors="replace"),
-    )
-    assert "Traceback" not in result.stderr, result.stderr
-    return result
-
-
-class Cli:
-    """`cafleet` bound to an environment; per-call overrides (None removes a variable)."""
-
-    def __init__(self, env: Mapping[str, str], wrapper: Sequence[str] = ()) -> None:
-        self.env = dict(env)
-        self.wrapper = tuple(wrapper)  # a command the CLI runs under (see `unprivileged_cli`)
-
-    def with_env(self, **overrides: str | None) -> Cli:
-        return Cli(self._merged(overrides), self.wrapper)
-
-    def _merged(self, overrides: Mapping[str, str | None] | None) -> dict[str, str]:
-        env = dict(self.env)
-        for key, value in (overrides or {}).items():
-            if value is None:
-                env.pop(key, None)
-            else:
-                env[key] = value
-        return env
-
-    def __call__(
-        self,
-        *args: str,
-        input: str | bytes | None = None,
-        cwd: Path | None = None,
-        env: Mapping[str, str | None] | None = None,
-    ) -> Result:
-        return run_cafleet(*args, env=self._merged(env), input=input, cwd=cwd, wrapper=self.wrapper)
-
-    def ok(self, *args: str, **kwargs: Any) -> str:
-        """Run, insist on exit 0 and a silent stderr, return stdout."""
-        result = self(*args, **kwargs)
-        assert result.code == 0, result
-        assert result.stderr == "", result
-        return result.stdout
-
-    def json(self, *args: str, **kwargs: Any) -> Any:
-        """Run with the global --json flag and parse stdout."""
-        return json.loads(self.ok("--json", *args, **kwargs))
-
-    def fails(self, *args: str, **kwargs: Any) -> str:
-        """Run, insist on exit 1 with an empty stdout and one stderr line; return that line."""
-        result = self(*args, **kwargs)
-        assert result.code == 1, result
-        assert result.stdout == "", result
-        lines = result.stderr.splitlines()
-        assert len(lines) == 1, result
-        return lines[0]
 
 
 # --------------------------------------------------------------------------- the database file
@@ -187,9 +90,6 @@ class Database(_Reads):
             return list(conn.iterdump())
         finally:
             conn.close()
-
-
-# --------------------------------------------------------------------------- tmux
 
 
 # --------------------------------------------------------------------------- fixtures
@@ -389,16 +289,6 @@ def migrated(
         return db
     shutil.copyfile(request.getfixturevalue("migrated_template"), db.path)
     return db
-
-
-@pytest.fixture
-def tmux() -> Iterator[TmuxServer]:
-    """A private tmux server with one session `main` (200x50), killed on teardown."""
-    binary = tmux_binary()
-    if binary is None:
-        pytest.skip("tmux is not installed")
-    with private_tmux(binary, "cafleet-test", size=(200, 50)) as server:
-        yield server
 
 
 @pytest.fixture

@@ -8,8 +8,6 @@ Fixtures live in this module on purpose (the integration conftest belongs to oth
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 import time
@@ -21,25 +19,16 @@ from typing import Any, TypeVar
 
 import pytest
 
-TMUX = shutil.which("tmux")
+from support.cli import run_cafleet
+from support.tmux import TmuxServer, clean_environment, require_tmux
+from support.tmux import private_tmux as start_private_tmux
+
 AGENT = [sys.executable, "-m", "cafleet.demo.agent"]
-CAFLEET = [sys.executable, "-m", "cafleet"]
 DEADLINE = 20.0
 STEP = 0.05
 MENU = "Do you want to proceed? 1. Yes 2. No"
 
 T = TypeVar("T")
-
-
-def clean_env(**extra: str) -> dict[str, str]:
-    """os.environ without CAFLEET_*, HERDR_* and tmux client variables, plus `extra`."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("CAFLEET_", "HERDR_")) and k not in ("TMUX", "TMUX_PANE")
-    }
-    env.update(extra)
-    return env
 
 
 def wait_until(probe: Callable[[], T | None], what: str, timeout: float = DEADLINE) -> T:
@@ -57,52 +46,26 @@ def wait_until(probe: Callable[[], T | None], what: str, timeout: float = DEADLI
 # --------------------------------------------------------------------------- tmux plumbing
 
 
-class PrivateTmux:
-    """One tmux server on a private socket; a `keep` session holds it up between agents."""
-
-    def __init__(self, binary: str, workdir: Path) -> None:
-        self.binary = binary
-        self.name = f"cafleet-t-{uuid.uuid4().hex}"
-        self.workdir = workdir
-        self.run("new-session", "-d", "-s", "keep", "-x", "200", "-y", "50")
-        self.socket = self.run("display-message", "-p", "#{socket_path}")
-        self.keep_pane = self.run("display-message", "-p", "-t", "keep", "#{pane_id}")
-
-    def run(self, *args: str, input: str | None = None, check: bool = True) -> str:
-        done = subprocess.run(
-            [self.binary, "-L", self.name, "-f", "/dev/null", *args],
-            env=clean_env(),
-            input=input,
-            capture_output=True,
-            text=True,
-            timeout=15,
-            check=False,
-        )
-        if check and done.returncode != 0:
-            raise AssertionError(f"tmux {' '.join(args)}: {done.stderr.strip()}")
-        return done.stdout.strip()
-
-    def kill(self) -> None:
-        self.run("kill-server", check=False)
-
-    def start_agent(self, *args: str, env: dict[str, str] | None = None) -> DemoPane:
-        """Run the demo agent in a new session (several argv words: no shell in between)."""
-        log = self.workdir / f"demo-{uuid.uuid4().hex[:8]}.jsonl"
-        variables = {"CAFLEET_FLEET_ID": "1", "CAFLEET_AGENT_ID": "3", **(env or {})}
-        variables["CAFLEET_DEMO_LOG"] = str(log)
-        env_args = [arg for k, v in variables.items() for arg in ("-e", f"{k}={v}")]
-        pane = self.run(
-            "new-session", "-d", "-P", "-F", "#{pane_id}",
-            "-s", f"agent-{uuid.uuid4().hex[:8]}", "-x", "200", "-y", "50",
-            "-c", str(self.workdir), *env_args,
-            "--", *AGENT, *args,
-        )  # fmt: skip
-        return DemoPane(self, pane, log)
+def start_demo_agent(
+    tmux: TmuxServer, workdir: Path, *args: str, env: dict[str, str] | None = None
+) -> DemoPane:
+    """Run the demo agent in a new session (several argv words: no shell in between)."""
+    log = workdir / f"demo-{uuid.uuid4().hex[:8]}.jsonl"
+    variables = {"CAFLEET_FLEET_ID": "1", "CAFLEET_AGENT_ID": "3", **(env or {})}
+    variables["CAFLEET_DEMO_LOG"] = str(log)
+    env_args = [arg for k, v in variables.items() for arg in ("-e", f"{k}={v}")]
+    pane = tmux.run(
+        "new-session", "-d", "-P", "-F", "#{pane_id}",
+        "-s", f"agent-{uuid.uuid4().hex[:8]}", "-x", "200", "-y", "50",
+        "-c", str(workdir), *env_args,
+        "--", *AGENT, *args,
+    )  # fmt: skip
+    return DemoPane(tmux, pane, log)
 
 
 @dataclass
 class DemoPane:
-    tmux: PrivateTmux
+    tmux: TmuxServer
     pane: str
     log: Path
 
@@ -174,22 +137,20 @@ class DemoPane:
 
 
 @pytest.fixture
-def private_tmux(tmp_path: Path) -> Iterator[PrivateTmux]:
-    if TMUX is None:
-        pytest.skip("tmux is not installed")
-    server = PrivateTmux(TMUX, tmp_path)
-    try:
+def private_tmux() -> Iterator[TmuxServer]:
+    """A server whose `keep` session holds it up between agents."""
+    with start_private_tmux(require_tmux(), "cafleet-t", (200, 50), session="keep") as server:
         yield server
-    finally:
-        server.kill()
 
 
 @pytest.fixture
-def start_agent(private_tmux: PrivateTmux) -> Callable[..., DemoPane]:
+def start_agent(private_tmux: TmuxServer, tmp_path: Path) -> Callable[..., DemoPane]:
     """Start the agent with `args` after the defaults and wait until it is ready."""
 
     def start(*args: str, env: dict[str, str] | None = None) -> DemoPane:
-        agent = private_tmux.start_agent("--rounds", "3", *args, "hello prompt", env=env)
+        agent = start_demo_agent(
+            private_tmux, tmp_path, "--rounds", "3", *args, "hello prompt", env=env
+        )
         agent.wait_event(event="ready")
         return agent
 
@@ -409,7 +370,7 @@ def test_missing_identity_exits_2(tmp_path: Path) -> None:
     for env in ({}, {"CAFLEET_FLEET_ID": "1"}, {"CAFLEET_AGENT_ID": "3"}):
         done = subprocess.run(
             [*AGENT, "hello prompt"],
-            env=clean_env(CAFLEET_DEMO_LOG=str(log), **env),
+            env=clean_environment(CAFLEET_DEMO_LOG=str(log), **env),
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
@@ -429,7 +390,7 @@ def test_missing_identity_exits_2(tmp_path: Path) -> None:
 @pytest.mark.slow
 @pytest.mark.tmux
 def test_ping_pong_against_a_real_database(
-    private_tmux: PrivateTmux,
+    private_tmux: TmuxServer,
     tmp_path: Path,
 ) -> None:
     home = tmp_path / "home"
@@ -437,16 +398,8 @@ def test_ping_pong_against_a_real_database(
     base = {"HOME": str(home), "CAFLEET_DATABASE_URL": f"sqlite:///{tmp_path / 'cafleet.db'}"}
 
     def cafleet(*args: str, **extra: str) -> str:
-        done = subprocess.run(
-            [*CAFLEET, *args],
-            env=clean_env(**base, **extra),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        assert done.returncode == 0, done
+        done = run_cafleet(*args, env=clean_environment(**base, **extra))
+        assert done.code == 0, done
         return done.stdout
 
     cafleet("setup", "db")
@@ -456,7 +409,7 @@ def test_ping_pong_against_a_real_database(
     fleet = json.loads(
         cafleet(
             "--json", "fleet", "create", "--name", "demo", "--coding-agent", "custom",
-            TMUX=f"{private_tmux.socket},0,0", TMUX_PANE=private_tmux.keep_pane,
+            TMUX=f"{private_tmux.socket},0,0", TMUX_PANE=private_tmux.pane_id,
         )
     )  # fmt: skip
     fleet_id = str(fleet["fleet_id"])
@@ -479,8 +432,8 @@ def test_ping_pong_against_a_real_database(
         found: list[dict[str, Any]] = json.loads(out)
         return found
 
-    agent = private_tmux.start_agent(
-        "--rounds", "3", "hello prompt",
+    agent = start_demo_agent(
+        private_tmux, tmp_path, "--rounds", "3", "hello prompt",
         env={**base, "CAFLEET_FLEET_ID": fleet_id, "CAFLEET_AGENT_ID": str(director)},
     )  # fmt: skip
     agent.wait_event(event="ready")

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
+
+from support.probes import probe_cli
+from support.tmux import clean_environment
 
 HEAVY = (
     "sqlalchemy",
@@ -23,50 +24,17 @@ COSTLY = ("_hashlib", "_ssl", "http", "email")
 # cafleet modules that would mean settings were read or the database was reached
 CAFLEET_BACKEND = ("cafleet.settings", "cafleet.composition", "cafleet.adapters.sqlite")
 
-PROBE = """
-import contextlib, io, json, sys
-from cafleet.entrypoints.cli.main import main
 
-out, err = io.StringIO(), io.StringIO()
-with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-    try:
-        main(json.loads(sys.argv[1]))
-        code = 0
-    except SystemExit as exc:
-        code = exc.code
-heavy = set(json.loads(sys.argv[2]))
-backend = tuple(json.loads(sys.argv[3]))
-print(json.dumps({
-    "code": code,
-    "stdout": out.getvalue(),
-    "stderr": err.getvalue(),
-    "heavy": sorted(m for m in sys.modules if m.split(".")[0] in heavy),
-    "costly": sorted(m for m in sys.modules if m.split(".")[0] in json.loads(sys.argv[4])),
-    "backend": sorted(m for m in sys.modules if m.startswith(backend)),
-}))
-"""
-
-
-def probe(argv, env):
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            PROBE,
-            json.dumps(argv),
-            json.dumps(HEAVY),
-            json.dumps(CAFLEET_BACKEND),
-            json.dumps(COSTLY),
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    assert "Traceback" not in done.stderr, done.stderr
-    return json.loads(done.stdout)
+def probe(argv: list[str], env: dict[str, str]) -> dict[str, object]:
+    ran = probe_cli(argv, env)
+    return {
+        "code": ran.code,
+        "stdout": ran.stdout,
+        "stderr": ran.stderr,
+        "heavy": ran.loaded(HEAVY),
+        "costly": ran.loaded(COSTLY),
+        "backend": ran.loaded(prefixes=CAFLEET_BACKEND),
+    }
 
 
 @pytest.fixture
@@ -141,3 +109,23 @@ def test_the_hot_commands_run_on_the_standard_library_s_sqlite3(
     assert migrated.scalar("SELECT status_state FROM tasks WHERE task_id = ?", int(task)) == (
         "completed"
     )
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["message", "send", "--help"]])
+def test_version_and_help_import_no_settings_database_or_container(argv: list[str]) -> None:
+    ran = probe_cli(argv, clean_environment())
+
+    heavy = ("sqlalchemy", "alembic", "dependency_injector", "pydantic")
+    light = ("cafleet.settings", "cafleet.composition", "cafleet.composition.components")
+    light += ("cafleet.composition.container", "cafleet.container")
+    assert ran.loaded(heavy, names=light) == []
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--help"], ["--version"], ["server", "--help"], ["message", "send", "--help"]],
+)
+def test_help_never_imports_the_web_stack(argv: list[str]) -> None:
+    ran = probe_cli(argv, clean_environment())
+
+    assert ran.loaded(("fastapi", "uvicorn", "starlette", "pydantic", "anyio")) == []

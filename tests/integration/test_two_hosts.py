@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
+from support.cli import CAFLEET
 from support.tmux import tmux_binary
 from support.two_hosts import (
-    CAFLEET,
     DEMO_AGENT,
     HOST_A,
     HOST_B,

@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -41,6 +40,7 @@ from realagents.fleet import CLAUDE_EXTRA, Fleet
 from realagents.homes import seed_agent_home
 from realagents.installed import agent_bin_dir, require_agent
 from realagents.model_server import ScriptedModelServer
+from support.tmux import TmuxServer, private_tmux, require_tmux
 
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -85,37 +85,24 @@ def agent_home(tmp_path: Path, model_server: ScriptedModelServer) -> AgentHome:
 
 
 class AgentTmux:
-    """A private tmux server whose global environment is the agent environment."""
+    """The private tmux server (tests/support/tmux.py) whose environment is the agent
+    environment: every tmux command runs with it, since a new session's panes inherit the
+    server's environment and tmux takes a new window's PATH from the client."""
 
-    def __init__(self, binary: str, home: AgentHome) -> None:
-        self.binary = binary
+    def __init__(self, server: TmuxServer, home: AgentHome) -> None:
+        self.server = server
+        self.binary = server.binary
+        self.name = server.name
+        self.socket = server.socket
         self.home = home
         self.env = home.env
-        self.name = f"cafleet-realagent-{uuid.uuid4().hex}"
-        self.socket = ""
-        # A placeholder window keeps the server alive when an agent's pane closes.
-        self.run("new-session", "-d", "-s", "main", "-x", "160", "-y", "50", "cat")
-        try:
-            self.socket = self.run("display-message", "-p", "#{socket_path}")
-            self.own_pids = {
-                int(self.run("display-message", "-p", "#{pid}")),
-                int(self.run("display-message", "-p", "-t", "main", "#{pane_pid}")),
-            }
-        except BaseException:
-            self.close()
-            raise
+        self.own_pids = {
+            int(self.run("display-message", "-p", "#{pid}")),
+            int(self.run("display-message", "-p", "-t", "main", "#{pane_pid}")),
+        }
 
     def run(self, *args: str) -> str:
-        # Always with the agent environment: tmux takes a new window's PATH from the client.
-        done = subprocess.run(
-            [self.binary, "-L", self.name, "-f", "/dev/null", *args],
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=15,
-            check=True,
-        )
-        return done.stdout.strip()
+        return self.server.run(*args)
 
     def spawn(self, argv: list[str], cwd: Path) -> str:
         """Start argv in a new window; returns its pane id."""
@@ -183,33 +170,28 @@ class AgentTmux:
             time.sleep(0.2)
         return left
 
-    def close(self) -> None:
-        subprocess.run(
-            [self.binary, "-L", self.name, "kill-server"],
-            env=self.env,
-            capture_output=True,
-            timeout=15,
-            check=False,
-        )
-        if self.socket:
-            Path(self.socket).unlink(missing_ok=True)  # tmux leaves the socket file behind
-
 
 @pytest.fixture
 def agent_tmux(agent_home: AgentHome) -> Iterator[AgentTmux]:
-    binary = shutil.which("tmux")
-    if binary is None:
-        pytest.skip("tmux is not installed")
-    server = AgentTmux(binary, agent_home)
-    try:
-        yield server
-    finally:
-        server.close()
-        # Anything that outlived the server (a daemon re-parented to init) was started by
-        # this test: end it by pid.
-        for pid in server.wait_no_leftovers(timeout=5):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+    # A placeholder window (`cat`) keeps the server alive when an agent's pane closes.
+    started = private_tmux(
+        require_tmux(),
+        "cafleet-realagent",
+        (160, 50),
+        environment=agent_home.env,
+        command=["cat"],
+    )
+    with started as server:
+        tmux = AgentTmux(server, agent_home)
+        try:
+            yield tmux
+        finally:
+            server.kill()
+            # Anything that outlived the server (a daemon re-parented to init) was started by
+            # this test: end it by pid.
+            for pid in tmux.wait_no_leftovers(timeout=5):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
 
 
 @pytest.fixture

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from support.cli import CAFLEET
 from support.demo_log import log_events
 from support.tmux import TmuxServer, clean_environment, private_tmux
 
@@ -58,14 +59,6 @@ DIRECTOR_COMMANDS = sorted(
     {"claude", Path(sys.executable).name, Path(os.path.realpath(sys.executable)).name}
 )
 T = TypeVar("T")
-
-
-def cafleet_command() -> list[str]:
-    found = shutil.which("cafleet", path=str(BIN))
-    return [found] if found else [sys.executable, "-m", "cafleet"]
-
-
-CAFLEET = cafleet_command()
 
 
 def wait_until(probe: Callable[[], T | None], what: str, timeout: float = 60.0) -> T:

@@ -16,18 +16,18 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
-import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import pytest
 
+from support.cli import CAFLEET, Result, run_cafleet
 from support.demo_log import log_events
 from support.processes import BackgroundProcess
+from support.tmux import clean_environment
 
 _ROOT = str(Path(__file__).resolve().parents[3])
 if _ROOT not in sys.path:
@@ -38,37 +38,6 @@ from tests.fakes.herdr_server import FakeHerdrServer, wait_until  # noqa: E402
 DEADLINE = 30.0
 DEMO_AGENT = f"{sys.executable} -m cafleet.demo.agent"
 MEMBER_LINE = re.compile(r"^(\d+) (\S+) coding_agent=custom pane=(\S+)$")
-
-
-def _cafleet_command() -> list[str]:
-    search = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
-    found = shutil.which("cafleet", path=search)
-    return [found] if found else [sys.executable, "-m", "cafleet"]
-
-
-CAFLEET = _cafleet_command()
-
-
-class Result(NamedTuple):
-    code: int
-    stdout: str
-    stderr: str
-
-
-def run_cafleet(*args: str, env: dict[str, str], cwd: Path) -> Result:
-    """The installed `cafleet` with exactly `env`; never a traceback on stderr."""
-    done = subprocess.run(
-        [*CAFLEET, *args],
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        stdin=subprocess.DEVNULL,
-    )
-    assert "Traceback" not in done.stderr, done.stderr
-    return Result(done.returncode, done.stdout, done.stderr)
 
 
 read_log = log_events  # the demo agents' logs
@@ -158,16 +127,6 @@ class HerdrFleet:
 
     def wait(self, probe: Callable[[], Any], what: str) -> Any:
         return wait_until(probe, what, DEADLINE)
-
-
-def clean_environment(**extra: str) -> dict[str, str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("CAFLEET_", "HERDR_")) and k not in ("TMUX", "TMUX_PANE")
-    }
-    env.update(extra)
-    return env
 
 
 @dataclass(frozen=True)

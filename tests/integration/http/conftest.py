@@ -11,15 +11,11 @@ Helpers are exposed as fixtures so that test modules never import this file.
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import socket
 import subprocess
-import sys
 import time
-import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,29 +23,12 @@ from typing import Any
 import httpx2
 import pytest
 
+from support.cli import CAFLEET, Result, run_cafleet
+from support.tmux import TmuxServer, clean_environment, require_tmux
+from support.tmux import private_tmux as start_private_tmux
+
 SERVER_START_TIMEOUT = 30.0
 PRINTED_ADDRESS = re.compile(r"cafleet admin WebUI on (http://\S+/)(?:\?token=(\S+))? ")
-
-
-def cafleet_command() -> list[str]:
-    """The virtualenv's console script, else `python -m cafleet`."""
-    search = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
-    found = shutil.which("cafleet", path=search)
-    return [found] if found else [sys.executable, "-m", "cafleet"]
-
-
-CAFLEET = cafleet_command()
-
-
-def clean_environment(**extra: str) -> dict[str, str]:
-    """os.environ without CAFLEET_*, HERDR_* and tmux client variables, plus `extra`."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("CAFLEET_", "HERDR_")) and k not in ("TMUX", "TMUX_PANE")
-    }
-    env.update(extra)
-    return env
 
 
 def free_port() -> int:
@@ -59,20 +38,6 @@ def free_port() -> int:
         return port
 
 
-@dataclass(frozen=True)
-class Done:
-    code: int
-    stdout: str
-    stderr: str
-
-
-def run_cli(env: Mapping[str, str], *args: str) -> Done:
-    finished = subprocess.run(
-        [*CAFLEET, *args], env=dict(env), capture_output=True, text=True, timeout=120, check=False
-    )
-    return Done(finished.returncode, finished.stdout, finished.stderr)
-
-
 @dataclass
 class Workspace:
     """A HOME, a database and the environment every `cafleet` call of a test uses."""
@@ -80,8 +45,8 @@ class Workspace:
     root: Path
     env: dict[str, str]
 
-    def cli(self, *args: str, **extra_env: str) -> Done:
-        return run_cli({**self.env, **extra_env}, *args)
+    def cli(self, *args: str, **extra_env: str) -> Result:
+        return run_cafleet(*args, env={**self.env, **extra_env})
 
     def ok(self, *args: str, **extra_env: str) -> str:
         done = self.cli(*args, **extra_env)
@@ -112,54 +77,10 @@ def prepared(workspace: Workspace) -> Workspace:
     return workspace
 
 
-@dataclass(frozen=True)
-class PrivateTmux:
-    name: str
-    binary: str
-    socket: str
-    pane_id: str
-
-    @property
-    def env(self) -> dict[str, str]:
-        """What tmux exports to a process running in the server's first pane."""
-        return {"TMUX": f"{self.socket},0,0", "TMUX_PANE": self.pane_id}
-
-    def run(self, *args: str) -> str:
-        done = subprocess.run(
-            [self.binary, "-L", self.name, "-f", "/dev/null", *args],
-            env=clean_environment(),
-            capture_output=True,
-            text=True,
-            timeout=15,
-            check=True,
-        )
-        return done.stdout.strip()
-
-
 @pytest.fixture(scope="module")
-def private_tmux() -> Iterator[PrivateTmux]:
-    binary = shutil.which("tmux")
-    if binary is None:
-        pytest.skip("tmux is not installed")
-    server = PrivateTmux(f"cafleet-http-{uuid.uuid4().hex}", binary, "", "")
-    server.run("new-session", "-d", "-s", "main", "-x", "200", "-y", "50")
-    socket_path = server.run("display-message", "-p", "#{socket_path}")
-    try:
-        yield PrivateTmux(
-            server.name,
-            binary,
-            socket_path,
-            server.run("display-message", "-p", "-t", "main", "#{pane_id}"),
-        )
-    finally:
-        subprocess.run(
-            [binary, "-L", server.name, "kill-server"],
-            env=clean_environment(),
-            capture_output=True,
-            timeout=15,
-            check=False,
-        )
-        Path(socket_path).unlink(missing_ok=True)  # tmux may leave the socket file behind
+def private_tmux() -> Iterator[TmuxServer]:
+    with start_private_tmux(require_tmux(), "cafleet-http", (200, 50)) as server:
+        yield server
 
 
 @dataclass
@@ -234,7 +155,7 @@ class Served:
     """One fleet in a real database, served by a running `cafleet server`."""
 
     workspace: Workspace
-    tmux: PrivateTmux
+    tmux: TmuxServer
     server: ServerProcess
     fleet: FleetIds
 
@@ -259,11 +180,11 @@ class Served:
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory, private_tmux: PrivateTmux) -> Iterator[Served]:
+def served(tmp_path_factory: pytest.TempPathFactory, private_tmux: TmuxServer) -> Iterator[Served]:
     yield from serve(prepared(make_workspace(tmp_path_factory.mktemp("http"))), private_tmux)
 
 
-def serve(workspace: Workspace, private_tmux: PrivateTmux) -> Iterator[Served]:
+def serve(workspace: Workspace, private_tmux: TmuxServer) -> Iterator[Served]:
     """A fleet made in the private tmux pane, served by `cafleet server` until the fixture ends."""
     made = workspace.json("fleet", "create", "--name", "served", **private_tmux.env)
     fleet = FleetIds(made["fleet_id"], made["director"]["agent_id"], made["administrator_agent_id"])
@@ -298,7 +219,7 @@ def launch(workspace: Workspace) -> Iterator[Callable[..., ServerProcess]]:
 
 @pytest.fixture(scope="module")
 def served_on_postgres(
-    tmp_path_factory: pytest.TempPathFactory, private_tmux: PrivateTmux, postgres_server: Any
+    tmp_path_factory: pytest.TempPathFactory, private_tmux: TmuxServer, postgres_server: Any
 ) -> Iterator[Served]:
     """As `served`, on a database of the private PostgreSQL server."""
     workspace = make_workspace(tmp_path_factory.mktemp("http-postgres"))

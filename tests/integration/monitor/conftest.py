@@ -1,6 +1,6 @@
 """Fixtures for the monitor loop against a real tmux server and a real SQLite file.
 
-The module gets a private tmux server (`tmux -L cafleet-mon-<uuid>`, killed on teardown) and
+The module gets a private tmux server (tests/support/tmux.py, killed on teardown) and
 a temporary HOME and database brought to head by `cafleet setup db` (plus `setup skill --agent
 claude`, for the skills gate). Each fleet is created from the first pane of a window of its
 own, with a monitoring member and an ordinary member, both running the built-in demo agent
@@ -13,44 +13,28 @@ Helpers are exposed as fixtures so test modules never import this file.
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import sqlite3
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import pytest
 
+from support.cli import CAFLEET, Result, run_cafleet
 from support.demo_log import log_events
 from support.processes import BackgroundProcess
+from support.tmux import TmuxServer, clean_environment, private_tmux, require_tmux
 
 DEADLINE = 30.0
 STEP = 0.05
 DEMO_AGENT = f"{sys.executable} -m cafleet.demo.agent"
 FLEET_LINE = re.compile(r"^(\d+) director=(\d+) admin=(\d+)$")
 MEMBER_LINE = re.compile(r"^(\d+) (\S+) coding_agent=custom pane=(%\d+)$")
-
-
-def _cafleet_command() -> list[str]:
-    """The console script installed beside this interpreter, else `python -m cafleet`."""
-    script = Path(sys.executable).parent / "cafleet"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "cafleet"]
-
-
-CAFLEET = _cafleet_command()
-
-
-class Result(NamedTuple):
-    code: int
-    stdout: str
-    stderr: str
 
 
 def wait_for(probe: Callable[[], Any], what: str, timeout: float = DEADLINE) -> Any:
@@ -65,74 +49,11 @@ def wait_for(probe: Callable[[], Any], what: str, timeout: float = DEADLINE) -> 
         time.sleep(STEP)
 
 
-def _clean_environment(**extra: str) -> dict[str, str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("CAFLEET_", "HERDR_")) and k not in ("TMUX", "TMUX_PANE")
-    }
-    env.update(extra)
-    return env
-
-
-# --------------------------------------------------------------------------- tmux
-
-
-@dataclass(frozen=True)
-class PrivateTmux:
-    binary: str
-    name: str
-    socket: str
-    first_pane: str
-
-    def run(self, *args: str, check: bool = True) -> str:
-        done = subprocess.run(
-            [self.binary, "-L", self.name, "-f", "/dev/null", *args],
-            env=_clean_environment(),
-            capture_output=True,
-            text=True,
-            timeout=15,
-            check=False,
-        )
-        if check and done.returncode != 0:
-            raise AssertionError(f"tmux {' '.join(args)} failed: {done.stderr.strip()}")
-        return done.stdout.strip()
-
-    def pane_ids(self) -> set[str]:
-        return set(self.run("list-panes", "-a", "-F", "#{pane_id}").split())
-
-
 @pytest.fixture(scope="module")
-def mon_tmux() -> Iterator[PrivateTmux]:
+def mon_tmux() -> Iterator[TmuxServer]:
     """A private tmux server for the module; each fleet lives in a window of its own."""
-    binary = shutil.which("tmux")
-    if binary is None:
-        pytest.skip("tmux is not installed")
-    name = f"cafleet-mon-{uuid.uuid4().hex}"
-    base = [binary, "-L", name, "-f", "/dev/null"]
-    subprocess.run(
-        [*base, "new-session", "-d", "-s", "main", "-x", "220", "-y", "60"],
-        env=_clean_environment(),
-        check=True,
-        timeout=15,
-        capture_output=True,
-    )
-    try:
-        probe = PrivateTmux(binary, name, "", "")
-        yield PrivateTmux(
-            binary,
-            name,
-            socket=probe.run("display-message", "-p", "-t", "main", "#{socket_path}"),
-            first_pane=probe.run("display-message", "-p", "-t", "main", "#{pane_id}"),
-        )
-    finally:
-        subprocess.run(
-            [*base, "kill-server"],
-            env=_clean_environment(),
-            check=False,
-            timeout=15,
-            capture_output=True,
-        )
+    with private_tmux(require_tmux(), "cafleet-mon", (220, 60)) as server:
+        yield server
 
 
 # --------------------------------------------------------------------------- the CLI
@@ -145,17 +66,7 @@ class Cafleet:
         self.env = env
 
     def __call__(self, *args: str, extra_env: dict[str, str] | None = None) -> Result:
-        done = subprocess.run(
-            [*CAFLEET, *args],
-            env={**self.env, **(extra_env or {})},
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-            stdin=subprocess.DEVNULL,
-        )
-        assert "Traceback" not in done.stderr, done.stderr
-        return Result(done.returncode, done.stdout, done.stderr)
+        return run_cafleet(*args, env={**self.env, **(extra_env or {})})
 
     def ok(self, *args: str, extra_env: dict[str, str] | None = None) -> str:
         result = self(*args, extra_env=extra_env)
@@ -184,7 +95,7 @@ read_log = log_events  # the demo agents' logs
 
 @dataclass
 class MonitoredFleet:
-    tmux: PrivateTmux
+    tmux: TmuxServer
     cli: Cafleet
     db_path: Path
     window_id: str
@@ -244,14 +155,14 @@ class MonitoredFleet:
 class Installation:
     """A temporary HOME and database brought to head, reached through a tmux server."""
 
-    tmux: PrivateTmux
+    tmux: TmuxServer
     home: Path
     db_path: Path
 
     def cli(self, pane: str) -> Cafleet:
         """`cafleet` as if run in `pane` of the private server."""
         return Cafleet(
-            _clean_environment(
+            clean_environment(
                 HOME=str(self.home),
                 CAFLEET_DATABASE_URL=f"sqlite:///{self.db_path}",
                 TMUX=f"{self.tmux.socket},0,0",
@@ -262,12 +173,12 @@ class Installation:
 
 
 @pytest.fixture(scope="module")
-def installation(mon_tmux: PrivateTmux, tmp_path_factory: pytest.TempPathFactory) -> Installation:
+def installation(mon_tmux: TmuxServer, tmp_path_factory: pytest.TempPathFactory) -> Installation:
     root = tmp_path_factory.mktemp("monitor")
     home = root / "home"
     home.mkdir()
     made = Installation(mon_tmux, home, root / "cafleet.db")
-    cli = made.cli(mon_tmux.first_pane)
+    cli = made.cli(mon_tmux.pane_id)
     cli.ok("setup", "db")
     # team commands (monitor, member, fleet) refuse to run without a recorded skills install
     cli.ok("setup", "skill", "--agent", "claude")

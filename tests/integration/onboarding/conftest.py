@@ -3,28 +3,26 @@
 Every CLI call runs the installed `cafleet` script as a subprocess with HOME pointed at a fresh
 temporary directory, `CAFLEET_DATABASE_URL` pointed at a temporary SQLite file, and none of the
 CAFLEET_* / tmux / herdr variables or the agent-home variables (CLAUDE_CONFIG_DIR, CODEX_HOME,
-XDG_CONFIG_HOME) of the outer shell. Tests that need a calling pane get a
-private tmux server (`tmux -L cafleet-onb-<uuid>`), always killed on teardown.
+XDG_CONFIG_HOME) of the outer shell. Tests that need a calling pane get the
+shared private tmux server (the `tmux` fixture of tests/support/tmux.py).
 
 Helpers are exposed as fixtures so that test modules never import this file.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 import sqlite3
 import subprocess
-import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import pytest
 
-from support.tmux import TmuxServer, clean_environment, tmux_binary
-from support.tmux import private_tmux as start_private_tmux
+from support.cli import CAFLEET, Result, merged, run_cafleet
+from support.tmux import clean_environment
 
 AGENT_HOMES = {
     "claude": Path(".claude"),
@@ -34,26 +32,6 @@ AGENT_HOMES = {
 # what moves an agent's home away from HOME; a test sets them per call
 AGENT_HOME_VARIABLES = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME")
 SKILL_NAMES = ("cafleet", "cafleet-design-doc", "cafleet-research")
-
-
-def _cafleet_command() -> list[str]:
-    """The installed console script (the virtualenv's own first), else `python -m cafleet`."""
-    search = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
-    found = shutil.which("cafleet", path=search)
-    return [found] if found else [sys.executable, "-m", "cafleet"]
-
-
-CAFLEET = _cafleet_command()
-
-
-class Result(NamedTuple):
-    code: int
-    stdout: str
-    stderr: str
-
-    @property
-    def lines(self) -> list[str]:
-        return self.stdout.splitlines()
 
 
 @dataclass
@@ -68,28 +46,7 @@ class Sandbox:
 
     def run(self, *args: str, env: Mapping[str, str | None] | None = None) -> Result:
         """Run `cafleet args...`; per-call env overrides (None removes a variable)."""
-        merged = dict(self.env)
-        for key, value in (env or {}).items():
-            if value is None:
-                merged.pop(key, None)
-            else:
-                merged[key] = value
-        done = subprocess.run(
-            [*CAFLEET, *args],
-            env=merged,
-            input=b"",
-            capture_output=True,
-            cwd=self.home,
-            timeout=120,
-            check=False,
-        )
-        result = Result(
-            done.returncode,
-            done.stdout.decode("utf-8", errors="replace"),
-            done.stderr.decode("utf-8", errors="replace"),
-        )
-        assert "Traceback" not in result.stderr, result.stderr
-        return result
+        return run_cafleet(*args, env=merged(self.env, env), cwd=self.home)
 
     def ok(self, *args: str, **kwargs: Any) -> str:
         """Run, insist on exit 0 and a silent stderr, return stdout."""
@@ -223,13 +180,3 @@ def installed(migrated: Sandbox) -> Sandbox:
     migrated.make_agent_homes("claude")
     migrated.ok("setup", "skill")
     return migrated
-
-
-@pytest.fixture
-def private_tmux() -> Iterator[TmuxServer]:
-    """A private tmux server with one detached session `main`, killed on teardown."""
-    binary = tmux_binary()
-    if binary is None:
-        pytest.skip("tmux is not installed")
-    with start_private_tmux(binary, "cafleet-onb") as server:
-        yield server

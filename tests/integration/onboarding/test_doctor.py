@@ -258,30 +258,30 @@ def test_doctor_validates_settings_first(installed):
 
 
 @pytest.mark.tmux
-def test_doctor_inside_tmux_with_everything_current_exits_0(installed, private_tmux, cli_version):
-    tmux_var = private_tmux.env["TMUX"]
+def test_doctor_inside_tmux_with_everything_current_exits_0(installed, tmux, cli_version):
+    tmux_var = tmux.env["TMUX"]
 
-    result = installed.run("doctor", env=private_tmux.env)
+    result = installed.run("doctor", env=tmux.env)
 
     assert result.code == 0, result
     assert result.stderr == ""
     assert section(result.stdout, "multiplexer") == [
         "  backend:       tmux",
         "  session:       main",
-        f"  window_id:     {private_tmux.window_id}",
-        f"  pane_id:       {private_tmux.pane_id}",
+        f"  window_id:     {tmux.window_id}",
+        f"  pane_id:       {tmux.pane_id}",
         f"  presence:      TMUX={tmux_var}",
     ]
-    assert private_tmux.window_id.startswith("@")
-    assert private_tmux.pane_id.startswith("%")
+    assert tmux.window_id.startswith("@")
+    assert tmux.pane_id.startswith("%")
     assert "  revision:      0012 (head)" in result.lines
     _, claude_line = section(result.stdout, "skills")
     assert skill_row(claude_line)[3] == "ok"
 
 
 @pytest.mark.tmux
-def test_doctor_json_inside_tmux(installed, private_tmux):
-    result = installed.run("--json", "doctor", env=private_tmux.env)
+def test_doctor_json_inside_tmux(installed, tmux):
+    result = installed.run("--json", "doctor", env=tmux.env)
 
     assert result.code == 0, result
     report = json.loads(result.stdout)
@@ -289,19 +289,19 @@ def test_doctor_json_inside_tmux(installed, private_tmux):
     assert report["multiplexer"] == {
         "backend": "tmux",
         "session": "main",
-        "window_id": private_tmux.window_id,
-        "pane_id": private_tmux.pane_id,
+        "window_id": tmux.window_id,
+        "pane_id": tmux.pane_id,
         "presence_var": "TMUX",
-        "presence_value": private_tmux.env["TMUX"],
+        "presence_value": tmux.env["TMUX"],
         "error": None,
     }
 
 
 @pytest.mark.tmux
-def test_doctor_inside_tmux_with_a_stale_record_exits_1(installed, private_tmux):
+def test_doctor_inside_tmux_with_a_stale_record_exits_1(installed, tmux):
     installed.record_version("0.0.1")
 
-    result = installed.run("doctor", env=private_tmux.env)
+    result = installed.run("doctor", env=tmux.env)
 
     assert result.code == 1, result
     assert "  backend:       tmux" in result.lines
@@ -309,16 +309,16 @@ def test_doctor_inside_tmux_with_a_stale_record_exits_1(installed, private_tmux)
 
 
 @pytest.mark.tmux
-def test_doctor_inside_tmux_without_installs_exits_1(migrated, private_tmux):
-    result = migrated.run("doctor", env=private_tmux.env)
+def test_doctor_inside_tmux_without_installs_exits_1(migrated, tmux):
+    result = migrated.run("doctor", env=tmux.env)
 
     assert result.code == 1, result
     assert section(result.stdout, "skills")[-1] == NO_INSTALLS
 
 
 @pytest.mark.tmux
-def test_doctor_inside_tmux_with_the_database_missing_exits_1(sandbox, private_tmux):
-    result = sandbox.run("doctor", env=private_tmux.env)
+def test_doctor_inside_tmux_with_the_database_missing_exits_1(sandbox, tmux):
+    result = sandbox.run("doctor", env=tmux.env)
 
     assert result.code == 1, result
     assert "  backend:       tmux" in result.lines
@@ -326,8 +326,8 @@ def test_doctor_inside_tmux_with_the_database_missing_exits_1(sandbox, private_t
 
 
 @pytest.mark.tmux
-def test_doctor_with_tmux_set_but_no_pane_reports_the_multiplexer_error(installed, private_tmux):
-    result = installed.run("doctor", env={"TMUX": private_tmux.env["TMUX"]})
+def test_doctor_with_tmux_set_but_no_pane_reports_the_multiplexer_error(installed, tmux):
+    result = installed.run("doctor", env={"TMUX": tmux.env["TMUX"]})
 
     assert result.code == 1, result
     assert section(result.stdout, "multiplexer") == [
@@ -479,9 +479,9 @@ def test_doctor_shows_no_port_for_opencode_when_nothing_asks_its_server(installe
 
 
 @pytest.mark.tmux
-def test_doctor_agents_do_not_decide_the_exit_code(installed, private_tmux):
+def test_doctor_agents_do_not_decide_the_exit_code(installed, tmux):
     bin_dir = fake_agents(installed)  # no agent binary found at all
-    env = {**private_tmux.env, "PATH": f"{bin_dir}{os.pathsep}{Path(private_tmux.binary).parent}"}
+    env = {**tmux.env, "PATH": f"{bin_dir}{os.pathsep}{Path(tmux.binary).parent}"}
 
     result = installed.run("--json", "doctor", env=env)
 

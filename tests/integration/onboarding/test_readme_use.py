@@ -88,7 +88,7 @@ def test_the_use_section_has_the_whole_walk_through() -> None:
 
 
 def test_the_use_section_runs_as_written_without_a_coding_agent(
-    private_tmux: TmuxServer, tmp_path: Path
+    tmux: TmuxServer, tmp_path: Path
 ) -> None:
     home, work = tmp_path / "home", tmp_path / "work"
     for directory in (home, work, tmp_path / "run"):
@@ -104,7 +104,7 @@ def test_the_use_section_runs_as_written_without_a_coding_agent(
     }
     if os.environ.get("PYTHONPATH"):  # a checkout run from its source tree
         env["PYTHONPATH"] = os.environ["PYTHONPATH"]
-    shell = PaneShell(private_tmux, work, env)
+    shell = PaneShell(tmux, work, env)
     blocks = use_section_blocks(README.read_text())
     outputs = []
 

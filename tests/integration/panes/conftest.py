@@ -21,9 +21,10 @@ from panes_support import (  # noqa: E402
     SUBMIT_DELAY,
     TMUX,
     PaneFleet,
-    Tmux,
     clean_environment,
 )
+
+from support.tmux import private_tmux  # noqa: E402
 
 DB_NAME = "cafleet.db"
 
@@ -65,15 +66,16 @@ def bare_pane_fleet(tmp_path: Path, prepared: Path) -> Iterator[PaneFleet]:
     runtime = tmp_path / "run"
     runtime.mkdir(mode=0o700)
     db_path = tmp_path / DB_NAME
-    tmux = Tmux(TMUX, home)
-    try:
+    with private_tmux(
+        TMUX, "cafleet-it", (220, 60), environment=clean_environment(HOME=str(home)), cwd=home
+    ) as tmux:
         env = clean_environment(
             HOME=str(home),
             XDG_RUNTIME_DIR=str(runtime),
             CAFLEET_DATABASE_URL=f"sqlite:///{db_path}",
             CAFLEET_SUBMIT_DELAY_CUSTOM=SUBMIT_DELAY,
             TMUX=f"{tmux.socket},0,0",
-            TMUX_PANE=tmux.first_pane,
+            TMUX_PANE=tmux.pane_id,
         )
         fleet = PaneFleet(tmp_path, home, db_path, tmux, env)
         yield fleet
@@ -84,8 +86,6 @@ def bare_pane_fleet(tmp_path: Path, prepared: Path) -> Iterator[PaneFleet]:
                 print(f"  {event}")
             print(f"--- {member.name} screen:")
             print(tmux.run("capture-pane", "-p", "-t", member.pane, check=False))
-    finally:
-        tmux.kill()
 
 
 @pytest.fixture
@@ -96,5 +96,5 @@ def pane_fleet(bare_pane_fleet: PaneFleet) -> PaneFleet:
     fleet.fleet_id = made["fleet_id"]
     fleet.director = made["director"]["agent_id"]
     fleet.admin = made["administrator_agent_id"]
-    assert made["director"]["placement"]["mux_pane_id"] == fleet.tmux.first_pane
+    assert made["director"]["placement"]["mux_pane_id"] == fleet.tmux.pane_id
     return fleet

@@ -2,7 +2,7 @@
 
 Every test gets:
 
-- a private tmux server (`tmux -L cafleet-it-<uuid> -f /dev/null`, session `main`, 220x60),
+- a private tmux server (tests/support/tmux.py: `cafleet-it-<uuid>`, session `main`, 220x60),
   killed on teardown whatever happens; its first pane runs a plain shell and is the Director's;
 - a scratch HOME and a scratch SQLite file as `cafleet setup` leaves them (database and
   skills; set up once per session, copied for each test);
@@ -20,7 +20,6 @@ Waiting is done by polling with a deadline, never by fixed sleeps.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shlex
@@ -29,13 +28,15 @@ import sqlite3
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, TypeVar
 
+from support.cli import CAFLEET, Result, merged, run_cafleet
 from support.demo_log import log_events
+from support.tmux import TmuxServer
+from support.tmux import clean_environment as shared_clean_environment
 
 TMUX = shutil.which("tmux")
 DEMO_AGENT = [sys.executable, "-m", "cafleet.demo.agent"]
@@ -88,15 +89,6 @@ sys.exit(demo_agent.main([*flags, args[-1]]))
 T = TypeVar("T")
 
 
-def cafleet_command() -> list[str]:
-    """The virtualenv's console script when there is one, else `python -m cafleet`."""
-    found = shutil.which("cafleet", path=str(Path(sys.executable).parent))
-    return [found] if found else [sys.executable, "-m", "cafleet"]
-
-
-CAFLEET = cafleet_command()
-
-
 def wait_until(probe: Callable[[], T | None], what: str, timeout: float = DEADLINE) -> T:
     """Call `probe` until it returns something other than None or False; fail at the deadline."""
     deadline = time.monotonic() + timeout
@@ -110,79 +102,11 @@ def wait_until(probe: Callable[[], T | None], what: str, timeout: float = DEADLI
 
 
 def clean_environment(**extra: str) -> dict[str, str]:
-    """os.environ without CAFLEET_*, HERDR_*, tmux client and XDG runtime variables."""
-    dropped = ("TMUX", "TMUX_PANE", "XDG_RUNTIME_DIR")
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(("CAFLEET_", "HERDR_")) and key not in dropped
-    }
-    env.update(extra)
+    """The shared clean environment without XDG_RUNTIME_DIR either (each test has its own)."""
+    env = shared_clean_environment(**extra)
+    if "XDG_RUNTIME_DIR" not in extra:
+        env.pop("XDG_RUNTIME_DIR", None)
     return env
-
-
-class Result(NamedTuple):
-    code: int
-    stdout: str
-    stderr: str
-
-
-# --------------------------------------------------------------------------- tmux
-
-
-class Tmux:
-    """One private tmux server; `run` talks to it by name, like a user would."""
-
-    def __init__(self, binary: str, home: Path) -> None:
-        self.binary = binary
-        self.name = f"cafleet-it-{uuid.uuid4().hex}"
-        self._env = clean_environment(HOME=str(home))
-        self._cwd = home
-        self.run("new-session", "-d", "-s", "main", "-x", "220", "-y", "60")
-        self.socket = self.run("display-message", "-p", "#{socket_path}")
-        self.first_pane = self.run("display-message", "-p", "-t", "main", "#{pane_id}")
-        self.window = self.run("display-message", "-p", "-t", "main", "#{window_id}")
-
-    def run(self, *args: str, check: bool = True) -> str:
-        done = subprocess.run(
-            [self.binary, "-L", self.name, "-f", "/dev/null", *args],
-            env=self._env,
-            cwd=self._cwd,
-            capture_output=True,
-            text=True,
-            timeout=15,
-            check=False,
-        )
-        if check and done.returncode != 0:
-            raise AssertionError(f"tmux {shlex.join(args)} failed: {done.stderr.strip()}")
-        return done.stdout.strip()
-
-    def panes(self) -> dict[str, dict[str, str]]:
-        """Every pane of the server: id -> left, top, width, height, command, pid."""
-        fields = ("left", "top", "width", "height", "command", "pid")
-        listing = self.run(
-            "list-panes",
-            "-a",
-            "-F",
-            "#{pane_id}\t#{pane_left}\t#{pane_top}\t#{pane_width}\t#{pane_height}"
-            "\t#{pane_current_command}\t#{pane_pid}",
-        )
-        rows = [line.split("\t") for line in listing.splitlines() if line]
-        return {row[0]: dict(zip(fields, row[1:], strict=True)) for row in rows}
-
-    def capture(self, pane: str) -> str:
-        return self.run("capture-pane", "-p", "-t", pane)
-
-    def kill(self) -> None:
-        subprocess.run(
-            [self.binary, "-L", self.name, "kill-server"],
-            env=self._env,
-            capture_output=True,
-            timeout=15,
-            check=False,
-        )
-        with contextlib.suppress(OSError):  # a killed server may leave its socket file
-            Path(self.socket).unlink(missing_ok=True)
 
 
 # --------------------------------------------------------------------------- members
@@ -235,7 +159,7 @@ class PaneFleet:
     tmp: Path
     home: Path
     db_path: Path
-    tmux: Tmux
+    tmux: TmuxServer
     env: dict[str, str]
     fleet_id: int = 0
     director: int = 0
@@ -244,18 +168,12 @@ class PaneFleet:
 
     @property
     def director_pane(self) -> str:
-        return self.tmux.first_pane
+        return self.tmux.pane_id
 
     # -- running the CLI
 
     def environment(self, overrides: Mapping[str, str | None] | None = None) -> dict[str, str]:
-        env = dict(self.env)
-        for key, value in (overrides or {}).items():
-            if value is None:
-                env.pop(key, None)
-            else:
-                env[key] = value
-        return env
+        return merged(self.env, overrides)
 
     def run(
         self,
@@ -264,22 +182,7 @@ class PaneFleet:
         cwd: Path | None = None,
         timeout: float = 120,
     ) -> Result:
-        done = subprocess.run(
-            [*CAFLEET, *args],
-            env=self.environment(env),
-            cwd=cwd or self.tmp,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=timeout,
-            check=False,
-        )
-        result = Result(
-            done.returncode,
-            done.stdout.decode("utf-8", errors="replace"),
-            done.stderr.decode("utf-8", errors="replace"),
-        )
-        assert "Traceback" not in result.stderr, result.stderr
-        return result
+        return run_cafleet(*args, env=self.environment(env), cwd=cwd or self.tmp, timeout=timeout)
 
     def ok(self, *args: str, **kwargs: Any) -> str:
         """Run; insist on exit 0 and an empty stderr; return stdout."""
