@@ -47,7 +47,7 @@ END_MARK = "<!-- cli-latency:end -->"
 HOT_COMMANDS = ("message send", "message poll", "member list", "--version")
 IMPORT_GRAPH = (
     "import cafleet.entrypoints.cli.main, cafleet.entrypoints.cli.message, "
-    "cafleet.composition, cafleet.adapters.sqlite.direct.unit_of_work"
+    "cafleet.composition, cafleet.adapters.store.sqlite.unit_of_work"
 )
 FLOOR_SNIPPETS = (
     ("python -c pass", "pass"),

@@ -189,7 +189,7 @@ def register_ours(
     `ready`: as if their agent had been seen ready (so a push types at once)."""
     settings_mod: Any = importlib.import_module("cafleet.settings")
     composition: Any = importlib.import_module("cafleet.composition")
-    agent_mod: Any = importlib.import_module("cafleet.domain.agent")
+    agent_mod: Any = importlib.import_module("cafleet.domain.fleet")
     monitor_mod: Any = importlib.import_module("cafleet.domain.monitor")
     placement_mod: Any = importlib.import_module("cafleet.domain.placement")
     components = composition.Components(settings_mod.Settings.from_environ())

@@ -60,7 +60,7 @@ DEFAULT_DOCS = REPO_ROOT / "docs" / "benchmarks.md"
 START_MARK = "<!-- pane-watch:start -->"
 END_MARK = "<!-- pane-watch:end -->"
 UPSTREAM_VERSION = "0.17.1"
-TICK_SECONDS = 0.5  # the server's pane tick (cafleet.application.pane_watch.TICK_SECONDS)
+TICK_SECONDS = 0.5  # the server's pane tick (cafleet.application.admin.pane_watch.TICK_SECONDS)
 WAIT_TIMEOUT = 60.0
 IDLE_SECONDS = 3.0  # after the last client left: the captures must stop
 

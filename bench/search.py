@@ -42,7 +42,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT / "src"))
 sys.path.insert(0, str(REPO_ROOT / "tests"))
 
-from cafleet.application.search import SearchService  # noqa: E402
+from cafleet.application.messaging.search import SearchService  # noqa: E402
 from cafleet.domain.search import SearchQuery  # noqa: E402
 
 DEFAULT_DOCS = REPO_ROOT / "docs" / "benchmarks.md"
@@ -108,7 +108,7 @@ def bodies(count: int) -> Iterator[str]:
 
 
 def seed_sqlite(path: Path, messages: int) -> int:
-    from cafleet.adapters.sqlite.schema import migrate
+    from cafleet.adapters.store.sqlite.schema import migrate
 
     migrate(path)
     conn = sqlite3.connect(path)
@@ -148,7 +148,7 @@ def rows(messages: int, now: datetime.datetime) -> Iterator[tuple[object, ...]]:
 def seed_postgres(url: str, messages: int) -> int:
     from sqlalchemy import create_engine, text
 
-    from cafleet.adapters.postgres.schema import migrate
+    from cafleet.adapters.store.postgres.schema import migrate
 
     migrate(url)
     engine = create_engine(url)
@@ -248,7 +248,7 @@ def whole_process(env: dict[str, str], repeat: int) -> dict[str, list[float]]:
 def stores(
     args: argparse.Namespace, scratch: Path
 ) -> Iterator[list[tuple[str, object, dict[str, str]]]]:
-    from cafleet.adapters.sqlite.direct.unit_of_work import DirectUnitOfWorkFactory
+    from cafleet.adapters.store.sqlite.unit_of_work import DirectUnitOfWorkFactory
 
     made = []
     db = scratch / "search.db"
@@ -262,7 +262,7 @@ def stores(
     if not args.postgres:
         yield made
         return
-    from cafleet.adapters.postgres.unit_of_work import PostgresUnitOfWorkFactory
+    from cafleet.adapters.store.postgres.unit_of_work import PostgresUnitOfWorkFactory
     from support.postgres import PostgresServer
 
     with PostgresServer() as server:

@@ -7,8 +7,7 @@ import dataclasses
 from datetime import UTC, datetime, timedelta, timezone
 
 from cafleet.application.ports import UnitOfWork
-from cafleet.domain.agent import Agent
-from cafleet.domain.fleet import Fleet
+from cafleet.domain.fleet import Agent, Fleet
 
 T0 = datetime(2026, 12, 2, 8, 0, tzinfo=UTC)
 # a stamp a round trip must keep exactly: microseconds, and an offset other than UTC's

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cafleet.adapters.fake.store import MemoryStore
-from cafleet.adapters.postgres.schema import migrate as migrate_postgres
-from cafleet.adapters.postgres.unit_of_work import PostgresUnitOfWorkFactory
-from cafleet.adapters.sqlite.direct.unit_of_work import DirectUnitOfWorkFactory
-from cafleet.adapters.sqlite.engine import open_engine
-from cafleet.adapters.sqlite.schema import migrate
-from cafleet.adapters.sqlite.unit_of_work import SqlUnitOfWorkFactory, sqlite_rules
+from cafleet.adapters.store.postgres.schema import migrate as migrate_postgres
+from cafleet.adapters.store.postgres.unit_of_work import PostgresUnitOfWorkFactory
+from cafleet.adapters.store.sqlalchemy.engine import open_engine
+from cafleet.adapters.store.sqlalchemy.unit_of_work import SqlUnitOfWorkFactory, sqlite_rules
+from cafleet.adapters.store.sqlite.schema import migrate
+from cafleet.adapters.store.sqlite.unit_of_work import DirectUnitOfWorkFactory
 from cafleet.application.ports import UnitOfWorkFactory
 from cafleet.domain.errors import CafleetError
 

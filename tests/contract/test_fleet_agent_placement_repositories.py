@@ -9,8 +9,7 @@ from datetime import datetime
 import pytest
 
 from cafleet.application.ports import UnitOfWorkFactory
-from cafleet.domain.agent import Agent, AgentStatus, CardKind
-from cafleet.domain.fleet import Fleet
+from cafleet.domain.fleet import Agent, AgentStatus, CardKind, Fleet
 from cafleet.domain.placement import CodingAgent, Multiplexer, Placement
 
 from .records import ODD_STAMP, ODD_TEXT, T0, agents, assert_same, at, fleet

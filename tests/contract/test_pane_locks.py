@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from cafleet.adapters.fake.pane_driver import ThreadLocks
-from cafleet.adapters.pane_locks import FileLocks, runtime_directory
+from cafleet.adapters.runtime.locks import FileLocks, runtime_directory
 from cafleet.application.ports import PaneLocks
 from cafleet.domain.errors import Unavailable
 
@@ -132,7 +132,7 @@ def test_a_waiter_gets_the_key_once_the_holder_lets_go(locks: PaneLocks) -> None
 HOLDER = """\
 import sys
 from pathlib import Path
-from cafleet.adapters.pane_locks import FileLocks
+from cafleet.adapters.runtime.locks import FileLocks
 with FileLocks(Path(sys.argv[1])).hold(sys.argv[2], 5):
     print("held", flush=True)
     sys.stdin.readline()

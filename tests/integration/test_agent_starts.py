@@ -9,10 +9,10 @@ import sys
 import uuid
 from pathlib import Path
 
-from cafleet.adapters.agent_starts import ProcAgentStarts
+from cafleet.adapters.agents.starts import ProcAgentStarts
 
 PROBE = (
-    "import json, sys; from cafleet.adapters.agent_starts import ProcAgentStarts;"
+    "import json, sys; from cafleet.adapters.agents.starts import ProcAgentStarts;"
     " print(json.dumps(ProcAgentStarts().environment(sys.argv[1:])))"
 )
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from cafleet.adapters.sqlite.schema import HEAD_REVISION, migrate
+from cafleet.adapters.store.sqlite.schema import HEAD_REVISION, migrate
 
 SCHEMA_MISSING = (
     "Error: the database schema is missing or outdated; "

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cafleet.adapters.git_dirs import git_directories
+from cafleet.adapters.system.git_dirs import git_directories
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 ENV = {"PATH": os.environ.get("PATH", ""), "HOME": "/nonexistent", "GIT_CONFIG_NOSYSTEM": "1"}

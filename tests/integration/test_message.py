@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 import pytest
 from tests.support.cli_messages import Messages
 
-from cafleet.adapters.sqlite.direct.statements import COLUMNS
+from cafleet.adapters.store.sqlite.statements import COLUMNS
 
 pytestmark = pytest.mark.both_stores  # and on PostgreSQL (conftest.py)
 

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from cafleet.adapters.postgres.notifications import NotifiedWork
-from cafleet.adapters.postgres.schema import migrate
-from cafleet.adapters.postgres.unit_of_work import PostgresUnitOfWorkFactory
+from cafleet.adapters.store.postgres.notifications import NotifiedWork
+from cafleet.adapters.store.postgres.schema import migrate
+from cafleet.adapters.store.postgres.unit_of_work import PostgresUnitOfWorkFactory
 
 pytestmark = pytest.mark.postgres
 

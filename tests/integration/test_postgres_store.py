@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from sqlalchemy import create_engine, text
 
-from cafleet.adapters.postgres.schema import migrate, read_revision
-from cafleet.adapters.postgres.unit_of_work import PostgresUnitOfWorkFactory
-from cafleet.adapters.sqlite.schema import HEAD_REVISION, MigrationOutcome
+from cafleet.adapters.store.postgres.schema import migrate, read_revision
+from cafleet.adapters.store.postgres.unit_of_work import PostgresUnitOfWorkFactory
+from cafleet.adapters.store.sqlite.schema import HEAD_REVISION, MigrationOutcome
 from cafleet.domain.errors import ConnectionLost, Invalid, SchemaMissing
 from cafleet.domain.fleet import Fleet
 from cafleet.domain.search import SearchQuery

@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 from sqlalchemy.exc import IntegrityError
 
-from cafleet.adapters.sqlite.engine import open_engine
+from cafleet.adapters.store.sqlalchemy.engine import open_engine
 
 INT, TEXT = "INTEGER", "TEXT"
 NULL, NOT_NULL = True, False
@@ -205,7 +205,7 @@ def affinity(declared: str) -> str:
 def schema_db(request, cli, db, db_path):
     """A head database reached from empty or from revision 0001, 0002 or 0004."""
     if request.param != "fresh":
-        from cafleet.adapters.sqlite.schema import migrate
+        from cafleet.adapters.store.sqlite.schema import migrate
 
         migrate(db_path, target=request.param.rpartition("-")[2].replace("upgraded", "0001"))
     cli.ok("setup", "db")
@@ -277,7 +277,7 @@ def test_revision_record_is_one_row_at_head(schema_db):
 
 
 def test_the_code_s_tables_agree_with_the_migrated_schema(schema_db):
-    from cafleet.adapters.sqlite.tables import metadata
+    from cafleet.adapters.store.sqlalchemy.tables import metadata
 
     for table in metadata.tables.values():
         info = {r["name"]: r for r in schema_db.rows(f"PRAGMA table_info('{table.name}')")}
@@ -290,8 +290,8 @@ def test_the_code_s_tables_agree_with_the_migrated_schema(schema_db):
 def test_the_direct_adapter_s_columns_are_the_migrated_schema_s(schema_db):
     """The SQL on the standard sqlite3 module names each table's columns itself: they must be
     the head schema's, in both sources of truth (the tables and the migrations)."""
-    from cafleet.adapters.sqlite.direct.statements import COLUMNS
-    from cafleet.adapters.sqlite.tables import metadata
+    from cafleet.adapters.store.sqlalchemy.tables import metadata
+    from cafleet.adapters.store.sqlite.statements import COLUMNS
 
     assert set(COLUMNS) == set(metadata.tables)
     for name, columns in COLUMNS.items():
@@ -315,7 +315,7 @@ def seed_director(db_path, more_sql: str = "") -> None:
 
 
 def test_upgrading_to_0006_keeps_every_row_and_marks_old_messages_unverified(db, db_path):
-    from cafleet.adapters.sqlite.schema import migrate
+    from cafleet.adapters.store.sqlite.schema import migrate
 
     migrate(db_path, target="0005")
     seed_director(
@@ -338,8 +338,8 @@ def test_downgrading_to_0005_drops_only_the_later_columns(migrated, db, db_path)
     from alembic import command
     from alembic.config import Config
 
-    from cafleet.adapters.sqlite.engine import open_engine
-    from cafleet.adapters.sqlite.schema import MIGRATIONS
+    from cafleet.adapters.store.sqlalchemy.engine import open_engine
+    from cafleet.adapters.store.sqlite.schema import MIGRATIONS
 
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
@@ -412,7 +412,7 @@ def test_cli_connections_reassert_wal_mode(migrated, cli, db_path):
 
 def test_upgrading_to_0007_keeps_every_placement_with_no_host(db, db_path):
     """A placement from before hosts is taken to be on whichever host asks (NULL)."""
-    from cafleet.adapters.sqlite.schema import migrate
+    from cafleet.adapters.store.sqlite.schema import migrate
 
     migrate(db_path, target="0006")
     seed_director(db_path)
@@ -427,7 +427,7 @@ def test_upgrading_to_0007_keeps_every_placement_with_no_host(db, db_path):
 def old_database_with_messages(path, revision, texts=("text", "text", "text")):
     """A database at `revision` with two agents, a unicast (1), a broadcast summary (2) and
     its copy (3), bodies `texts`."""
-    from cafleet.adapters.sqlite.schema import migrate
+    from cafleet.adapters.store.sqlite.schema import migrate
 
     migrate(path, target=revision)
     columns = (
@@ -453,7 +453,7 @@ def old_database_with_messages(path, revision, texts=("text", "text", "text")):
 def test_existing_messages_each_start_a_thread_and_copies_join_their_broadcast(tmp_path):
     """Revision 0010 on a database with messages: a message's thread is its own id, a
     broadcast copy's its summary's."""
-    from cafleet.adapters.sqlite.schema import migrate
+    from cafleet.adapters.store.sqlite.schema import migrate
 
     path = tmp_path / "old.db"
     old_database_with_messages(path, "0009")
@@ -469,7 +469,7 @@ def test_existing_messages_each_start_a_thread_and_copies_join_their_broadcast(t
 def test_existing_messages_are_indexed_for_search_and_later_changes_follow(tmp_path):
     """Revision 0011 on a database with messages: the FTS5 index is built from them, and the
     triggers keep it in step with later inserts, edits and deletes."""
-    from cafleet.adapters.sqlite.schema import migrate
+    from cafleet.adapters.store.sqlite.schema import migrate
 
     path = tmp_path / "old.db"
     old_database_with_messages(path, "0010", ("ancient lighthouse", "summary", "copy of harbour"))
@@ -502,7 +502,7 @@ def test_existing_messages_are_indexed_for_search_and_later_changes_follow(tmp_p
 def test_search_ranks_only_the_newest_matches_of_a_common_query(tmp_path):
     """Past `ranked` matches, the older ones are not ranked at all: a query found in most
     messages costs what one found in a few does (RANKED_MATCHES in use)."""
-    from cafleet.adapters.sqlite.search import search_statement
+    from cafleet.adapters.store.sqlite.search import search_statement
     from cafleet.domain.search import SearchQuery
 
     path = tmp_path / "old.db"

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from cafleet.adapters.sqlite.engine import open_engine
-from cafleet.adapters.sqlite.schema import HEAD_REVISION, migrate, read_revision
+from cafleet.adapters.store.sqlalchemy.engine import open_engine
+from cafleet.adapters.store.sqlite.schema import HEAD_REVISION, migrate, read_revision
 
 CREATED = "Created {path} and applied migrations to head (0012).\n"
 AT_HEAD = "Already at head (0012); nothing to do.\n"

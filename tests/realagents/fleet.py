@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cafleet.application.monitoring import TickReport
+from cafleet.application.monitoring.service import TickReport
 from cafleet.composition import Components
 from cafleet.domain.message import Message
 from cafleet.settings import Settings

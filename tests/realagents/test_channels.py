@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from cafleet.adapters.opencode_preset import preset_text
+from cafleet.adapters.agents.opencode import preset_text
 from realagents.fleet import REPLY_TIMEOUT, Fleet
 from realagents.installed import require_agent
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from cafleet.adapters.pane_locks import runtime_directory
+from cafleet.adapters.runtime.locks import runtime_directory
 from realagents.conftest import AgentTmux
 from realagents.fleet import PROMPT, Fleet
 from realagents.installed import require_agent

@@ -22,26 +22,25 @@ from cafleet.adapters.fake.locator import FakePaneLocator
 from cafleet.adapters.fake.pane_driver import FakePane, FakePaneDriver, FakePaneDrivers, ThreadLocks
 from cafleet.adapters.fake.programs import FakePrograms
 from cafleet.adapters.fake.store import MemoryStore
-from cafleet.adapters.notify.pane import PaneNotifier
-from cafleet.application.agent_shell import AgentServerShell
-from cafleet.application.channels import channel_ladder
 from cafleet.application.fleets import FleetCreated, FleetService
-from cafleet.application.gathering import Gatherings
-from cafleet.application.herdr_channel import HerdrPromptChannel
-from cafleet.application.keystrokes import KeystrokeSender
-from cafleet.application.lifecycle import MemberRemoval
-from cafleet.application.member_panes import MemberPanes
-from cafleet.application.messaging import START_WAIT_SECONDS, MessagingService
+from cafleet.application.members.panes import MemberPanes
+from cafleet.application.members.removal import MemberRemoval
+from cafleet.application.members.shell import AgentServerShell
+from cafleet.application.members.spawning import MemberSpawner, SpawnContext
+from cafleet.application.messaging.channels import channel_ladder
+from cafleet.application.messaging.herdr_channel import HerdrPromptChannel
+from cafleet.application.messaging.resumption import PaneResumption
+from cafleet.application.messaging.service import START_WAIT_SECONDS, MessagingService
+from cafleet.application.panes.gathering import Gatherings
+from cafleet.application.panes.keystrokes import KeystrokeSender
+from cafleet.application.panes.notifier import PaneNotifier
+from cafleet.application.panes.teardown import PaneTeardown
 from cafleet.application.ports import AgentStarts, Notifier, PaneLocks, PushTarget, QueueDrains
-from cafleet.application.relay import RelayClient
-from cafleet.application.resumption import PaneResumption
-from cafleet.application.spawning import MemberSpawner, SpawnContext
-from cafleet.application.teardown import PaneTeardown
-from cafleet.domain.agent import Agent, CardKind
+from cafleet.application.relay.service import RelayClient
 from cafleet.domain.agents.profile import ReadyRule
 from cafleet.domain.agents.registry import PROFILES, AgentProfiles, ProfileOverrides
 from cafleet.domain.delivery import Channel, Delivery
-from cafleet.domain.fleet import Fleet
+from cafleet.domain.fleet import Agent, CardKind, Fleet
 from cafleet.domain.monitor import MonitorSchedule
 from cafleet.domain.panes import Key, PaneInfo
 from cafleet.domain.placement import CodingAgent, Multiplexer, PaneLocation, Placement

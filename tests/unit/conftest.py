@@ -20,15 +20,14 @@ from cafleet.adapters.fake.notifier import RecordingNotifier
 from cafleet.adapters.fake.pane_driver import FakePaneDrivers, ThreadLocks
 from cafleet.adapters.fake.store import MemoryStore
 from cafleet.application.fleets import FleetCreated, FleetService
-from cafleet.application.keystrokes import KeystrokeSender
-from cafleet.application.members import MemberService
-from cafleet.application.messaging import MessagingService
-from cafleet.application.teardown import PaneTeardown
+from cafleet.application.members.registry import MemberService
+from cafleet.application.messaging.service import MessagingService
+from cafleet.application.panes.keystrokes import KeystrokeSender
+from cafleet.application.panes.teardown import PaneTeardown
 from cafleet.composition import Components
 from cafleet.composition.fakes import Fakes, fake_adapters
-from cafleet.domain.agent import Agent, CardKind
 from cafleet.domain.delivery import Delivery
-from cafleet.domain.fleet import Fleet
+from cafleet.domain.fleet import Agent, CardKind, Fleet
 from cafleet.domain.message import Message
 from cafleet.domain.monitor import MonitorSchedule
 from cafleet.domain.placement import CodingAgent, Multiplexer, PaneLocation, Placement

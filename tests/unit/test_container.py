@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cafleet.adapters.fake.store import MemoryStore
-from cafleet.application.members import ListMode
+from cafleet.application.members.registry import ListMode
 from cafleet.application.ports import PushTarget
 from cafleet.composition.container import build_fake_container
 from cafleet.domain.delivery import DeliveryState

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from cafleet.adapters.hosts import this_host
+from cafleet.adapters.system.hosts import this_host
 from cafleet.application.ports import PaneLocator
 from cafleet.domain.multiplexer import resolve_multiplexer
 from cafleet.domain.placement import Multiplexer, PaneLocation

@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from cafleet.application.lifecycle import DEFAULT_EXIT_TIMEOUT_SECONDS
+from cafleet.application.members.removal import DEFAULT_EXIT_TIMEOUT_SECONDS
+from cafleet.application.panes.teardown import Closing, PaneTeardown
 from cafleet.application.ports import (
     Clock,
     PaneDrivers,
@@ -14,18 +15,17 @@ from cafleet.application.ports import (
     PushTarget,
     UnitOfWorkFactory,
 )
-from cafleet.application.relay import RelayClient
-from cafleet.application.teardown import Closing, PaneTeardown
-from cafleet.domain.agent import (
+from cafleet.application.relay.service import RelayClient
+from cafleet.domain.errors import CafleetError, NotFound, Unavailable
+from cafleet.domain.fleet import (
     ADMINISTRATOR_NAME,
     DIRECTOR_DESCRIPTION,
     DIRECTOR_NAME,
     Agent,
     CardKind,
+    Fleet,
     administrator_description,
 )
-from cafleet.domain.errors import CafleetError, NotFound, Unavailable
-from cafleet.domain.fleet import Fleet
 from cafleet.domain.monitor import DIRECTOR_INTERVAL_SECONDS, MonitorSchedule
 from cafleet.domain.placement import CodingAgent, Placement, director_placement
 from cafleet.domain.relay import RELAY_MARGIN_SECONDS, PaneVerb, RelayRequest, payload, values_of

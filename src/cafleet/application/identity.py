@@ -13,8 +13,7 @@ from cafleet.application.lookups import (
     not_a_member,
 )
 from cafleet.application.ports import UnitOfWork
-from cafleet.domain.agent import Agent
-from cafleet.domain.fleet import Fleet
+from cafleet.domain.fleet import Agent, Fleet
 from cafleet.domain.identity import MemberCredential
 
 

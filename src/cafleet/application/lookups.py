@@ -8,9 +8,8 @@ outside the caller's fleet.
 from __future__ import annotations
 
 from cafleet.application.ports import UnitOfWork
-from cafleet.domain.agent import Agent
 from cafleet.domain.errors import NotFound
-from cafleet.domain.fleet import Fleet
+from cafleet.domain.fleet import Agent, Fleet
 from cafleet.domain.message import Message
 
 

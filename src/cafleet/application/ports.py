@@ -15,11 +15,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Protocol, runtime_checkable
 
-from cafleet.domain.agent import Agent
 from cafleet.domain.agents.status import HookEvent, StatusReport
 from cafleet.domain.delivery import Delivery, PushOutcome, Residue
 from cafleet.domain.errors import CafleetError
-from cafleet.domain.fleet import Fleet
+from cafleet.domain.fleet import Agent, Fleet
 from cafleet.domain.message import Message
 from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule
 from cafleet.domain.panes import Key, PaneInfo, PromptAnswer

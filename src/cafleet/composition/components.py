@@ -19,19 +19,23 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from cafleet.settings import Settings
 
 if TYPE_CHECKING:
-    from cafleet.application.admin import AdminService
-    from cafleet.application.agent_shell import AgentServerShell
-    from cafleet.application.agent_status import AgentStatusReader
+    from cafleet.application.admin.pane_watch import PaneWatch
+    from cafleet.application.admin.service import AdminService
     from cafleet.application.fleets import FleetService
-    from cafleet.application.gathering import Gatherings
-    from cafleet.application.keystrokes import KeystrokeSender
-    from cafleet.application.lifecycle import MemberRemoval
-    from cafleet.application.member_panes import MemberPanes
-    from cafleet.application.members import MemberService
-    from cafleet.application.messaging import MessagingService
-    from cafleet.application.monitoring import MonitorService
-    from cafleet.application.pane_titles import PaneTitles
-    from cafleet.application.pane_watch import PaneWatch
+    from cafleet.application.members.panes import MemberPanes
+    from cafleet.application.members.registry import MemberService
+    from cafleet.application.members.removal import MemberRemoval
+    from cafleet.application.members.shell import AgentServerShell
+    from cafleet.application.members.spawning import MemberSpawner
+    from cafleet.application.members.status import AgentStatusReader
+    from cafleet.application.members.titles import PaneTitles
+    from cafleet.application.messaging.receipts import ReceiptReader
+    from cafleet.application.messaging.search import SearchService
+    from cafleet.application.messaging.service import MessagingService
+    from cafleet.application.monitoring.service import MonitorService
+    from cafleet.application.panes.gathering import Gatherings
+    from cafleet.application.panes.keystrokes import KeystrokeSender
+    from cafleet.application.panes.teardown import PaneTeardown
     from cafleet.application.ports import (
         AgentStarts,
         AgentStateFeeds,
@@ -49,12 +53,8 @@ if TYPE_CHECKING:
         Resumption,
         UnitOfWorkFactory,
     )
-    from cafleet.application.receipts import ReceiptReader
-    from cafleet.application.relay import RelayClient, RelayService
-    from cafleet.application.search import SearchService
+    from cafleet.application.relay.service import RelayClient, RelayService
     from cafleet.application.setup import SkillsService
-    from cafleet.application.spawning import MemberSpawner
-    from cafleet.application.teardown import PaneTeardown
     from cafleet.domain.agents.grants import DirectorGrant
     from cafleet.domain.agents.homes import AgentHomes
 
@@ -136,7 +136,7 @@ class Components:
         standard sqlite3 module: a CLI call must not pay for importing SQLAlchemy)."""
         if self.adapters.uow is not None:
             return self.adapters.uow()
-        from cafleet.adapters.stores import open_units_of_work
+        from cafleet.adapters.store.select import open_units_of_work
 
         return open_units_of_work(self.settings)
 
@@ -146,7 +146,7 @@ class Components:
         the gate and `setup skill` come before a migration is demanded."""
         if self.adapters.install_records is not None:
             return self.adapters.install_records()
-        from cafleet.adapters.stores import open_units_of_work
+        from cafleet.adapters.store.select import open_units_of_work
 
         return open_units_of_work(self.settings, check_revision=False)
 
@@ -154,7 +154,7 @@ class Components:
     def clock(self) -> Clock:
         if self.adapters.clock is not None:
             return self.adapters.clock()
-        from cafleet.adapters.clock import SystemClock
+        from cafleet.adapters.system.clock import SystemClock
 
         return SystemClock()
 
@@ -162,7 +162,7 @@ class Components:
     def pane_drivers(self) -> PaneDrivers:
         if self.adapters.pane_drivers is not None:
             return self.adapters.pane_drivers()
-        from cafleet.adapters.drivers import SystemPaneDrivers
+        from cafleet.adapters.multiplexers import SystemPaneDrivers
 
         return SystemPaneDrivers()
 
@@ -170,7 +170,7 @@ class Components:
     def pane_locks(self) -> PaneLocks:
         if self.adapters.pane_locks is not None:
             return self.adapters.pane_locks()
-        from cafleet.adapters.pane_locks import FileLocks, runtime_directory
+        from cafleet.adapters.runtime.locks import FileLocks, runtime_directory
 
         return FileLocks(runtime_directory(self.env))
 
@@ -178,8 +178,8 @@ class Components:
     def launch_pads(self) -> LaunchPads:
         if self.adapters.launch_pads is not None:
             return self.adapters.launch_pads()
-        from cafleet.adapters.launch_pads import RuntimeLaunchPads
-        from cafleet.adapters.pane_locks import runtime_directory
+        from cafleet.adapters.runtime.launch_pads import RuntimeLaunchPads
+        from cafleet.adapters.runtime.locks import runtime_directory
 
         return RuntimeLaunchPads(runtime_directory(self.env))
 
@@ -187,7 +187,7 @@ class Components:
     def codex_threads(self) -> CodexThreads:
         if self.adapters.codex_threads is not None:
             return self.adapters.codex_threads()
-        from cafleet.adapters.codex_threads import CodexRollouts
+        from cafleet.adapters.agents.codex import CodexRollouts
 
         return CodexRollouts()
 
@@ -195,7 +195,7 @@ class Components:
     def locator(self) -> PaneLocator:
         if self.adapters.locator is not None:
             return self.adapters.locator()
-        from cafleet.adapters.locator import EnvironmentPaneLocator
+        from cafleet.adapters.multiplexers import EnvironmentPaneLocator
 
         return EnvironmentPaneLocator(self.env)
 
@@ -203,7 +203,7 @@ class Components:
     def process(self) -> ProcessIdentity:
         if self.adapters.process is not None:
             return self.adapters.process()
-        from cafleet.adapters.process import SystemProcess
+        from cafleet.adapters.system.process import SystemProcess
 
         return SystemProcess(self.env)
 
@@ -211,7 +211,7 @@ class Components:
     def loop_marks(self) -> LoopMarks:
         if self.adapters.loop_marks is not None:
             return self.adapters.loop_marks()
-        from cafleet.adapters.loop_marks import store_loop_marks
+        from cafleet.adapters.runtime.loop_marks import store_loop_marks
 
         return store_loop_marks(self.env, self.settings.store_name)
 
@@ -229,8 +229,8 @@ class Components:
         """Whoever delivers the rows a send leaves queued, so the send returns at once."""
         if self.adapters.drains is not None:
             return self.adapters.drains()
-        from cafleet.adapters.pane_locks import runtime_directory
-        from cafleet.adapters.queue_drains import DrainProcess
+        from cafleet.adapters.runtime.locks import runtime_directory
+        from cafleet.adapters.system.drains import DrainProcess
 
         env = self.env
         return DrainProcess(env, lambda: runtime_directory(env))
@@ -239,7 +239,7 @@ class Components:
     def programs(self) -> Programs:
         if self.adapters.programs is not None:
             return self.adapters.programs()
-        from cafleet.adapters.programs import SystemPrograms
+        from cafleet.adapters.agents.programs import SystemPrograms
 
         return SystemPrograms(self.env)
 
@@ -247,7 +247,7 @@ class Components:
     def agent_starts(self) -> AgentStarts:
         if self.adapters.agent_starts is not None:
             return self.adapters.agent_starts()
-        from cafleet.adapters.agent_starts import ProcAgentStarts
+        from cafleet.adapters.agents.starts import ProcAgentStarts
 
         return ProcAgentStarts()
 
@@ -268,13 +268,13 @@ class Components:
     @cached_property
     def gatherings(self) -> Gatherings:
         """Shared by the sender and messaging: a broadcast's threads type as one batch."""
-        from cafleet.application.gathering import Gatherings
+        from cafleet.application.panes.gathering import Gatherings
 
         return Gatherings()
 
     @cached_property
     def keystrokes(self) -> KeystrokeSender:
-        from cafleet.application.keystrokes import KeystrokeSender
+        from cafleet.application.panes.keystrokes import KeystrokeSender
 
         return KeystrokeSender(
             drivers=self.pane_drivers,
@@ -286,7 +286,7 @@ class Components:
 
     @cached_property
     def agent_statuses(self) -> AgentStatusReader:
-        from cafleet.application.agent_status import AgentStatusReader
+        from cafleet.application.members.status import AgentStatusReader
 
         return AgentStatusReader(
             pads=self.launch_pads,
@@ -298,7 +298,7 @@ class Components:
 
     @cached_property
     def receipt_reader(self) -> ReceiptReader:
-        from cafleet.application.receipts import ReceiptReader
+        from cafleet.application.messaging.receipts import ReceiptReader
 
         return ReceiptReader(
             pads=self.launch_pads, profiles=self.settings.profiles, threads=self.codex_threads
@@ -308,9 +308,9 @@ class Components:
     def notifier(self) -> Notifier:
         if self.adapters.notifier is not None:
             return self.adapters.notifier()
-        from cafleet.adapters.notify.pane import PaneNotifier
-        from cafleet.application.channels import channel_ladder
-        from cafleet.application.herdr_channel import HerdrPromptChannel
+        from cafleet.application.messaging.channels import channel_ladder
+        from cafleet.application.messaging.herdr_channel import HerdrPromptChannel
+        from cafleet.application.panes.notifier import PaneNotifier
 
         return channel_ladder(
             profiles=self.settings.profiles,
@@ -324,7 +324,7 @@ class Components:
 
     @cached_property
     def resumption(self) -> Resumption:
-        from cafleet.application.resumption import PaneResumption
+        from cafleet.application.messaging.resumption import PaneResumption
 
         return PaneResumption(
             keys=self.keystrokes, drivers=self.pane_drivers, max_text_len=self.settings.max_text_len
@@ -332,26 +332,26 @@ class Components:
 
     @cached_property
     def teardown(self) -> PaneTeardown:
-        from cafleet.application.teardown import PaneTeardown
+        from cafleet.application.panes.teardown import PaneTeardown
 
         return PaneTeardown(keystrokes=self.keystrokes, drivers=self.pane_drivers, clock=self.clock)
 
     @cached_property
     def relay_client(self) -> RelayClient:
         """Pane work for another host's panes, asked of that host's relay."""
-        from cafleet.application.relay import RelayClient
+        from cafleet.application.relay.service import RelayClient
 
         return RelayClient(uow=self.uow, clock=self.clock)
 
     @cached_property
     def pane_titles(self) -> PaneTitles:
-        from cafleet.application.pane_titles import PaneTitles
+        from cafleet.application.members.titles import PaneTitles
 
         return PaneTitles(uow=self.uow, drivers=self.pane_drivers, statuses=self.agent_statuses)
 
     @cached_property
     def agent_shell(self) -> AgentServerShell:
-        from cafleet.application.agent_shell import AgentServerShell
+        from cafleet.application.members.shell import AgentServerShell
 
         return AgentServerShell(
             pads=self.launch_pads, profiles=self.settings.profiles, clock=self.clock
@@ -374,7 +374,7 @@ class Components:
 
     @cached_property
     def member_panes(self) -> MemberPanes:
-        from cafleet.application.member_panes import MemberPanes
+        from cafleet.application.members.panes import MemberPanes
 
         return MemberPanes(
             uow=self.uow,
@@ -387,7 +387,7 @@ class Components:
 
     @cached_property
     def member_removal(self) -> MemberRemoval:
-        from cafleet.application.lifecycle import MemberRemoval
+        from cafleet.application.members.removal import MemberRemoval
 
         return MemberRemoval(
             uow=self.uow,
@@ -399,9 +399,9 @@ class Components:
 
     @cached_property
     def member_spawner(self) -> MemberSpawner:
-        from cafleet.adapters.git_dirs import git_directories
-        from cafleet.adapters.opencode_preset import ensure_opencode_preset
-        from cafleet.application.spawning import MemberSpawner, SpawnContext
+        from cafleet.adapters.agents.opencode import ensure_opencode_preset
+        from cafleet.adapters.system.git_dirs import git_directories
+        from cafleet.application.members.spawning import MemberSpawner, SpawnContext
 
         # a member reaches the same store: the file by its absolute path (its sandbox must
         # write beside it), or the PostgreSQL URL as given
@@ -434,7 +434,7 @@ class Components:
 
     @cached_property
     def messaging(self) -> MessagingService:
-        from cafleet.application.messaging import MessagingService
+        from cafleet.application.messaging.service import MessagingService
 
         return MessagingService(
             uow=self.uow,
@@ -453,7 +453,7 @@ class Components:
     @cached_property
     def monitoring(self) -> MonitorService:
         """One monitor for `monitor start`, `status` and `config` and the admin server."""
-        from cafleet.application.monitoring import MonitorService
+        from cafleet.application.monitoring.service import MonitorService
 
         return MonitorService(
             uow=self.uow,
@@ -476,11 +476,11 @@ class Components:
     def relay(self) -> RelayService:
         """This host's relay: the verbs other hosts ask of it run as this host's commands
         would (the same composition), its deliveries as a drainer's."""
-        from cafleet.adapters.hosts import this_host
+        from cafleet.adapters.system.hosts import this_host
         from cafleet.adapters.tmux.relay_session import relay_session
-        from cafleet.application.members import PaneSurvey
-        from cafleet.application.receipts import ReceiptRecorder
-        from cafleet.application.relay import RelayDuties, RelayService
+        from cafleet.application.members.registry import PaneSurvey
+        from cafleet.application.messaging.receipts import ReceiptRecorder
+        from cafleet.application.relay.service import RelayDuties, RelayService
         from cafleet.composition.relay_verbs import RelayedVerbs, pane_of_process
 
         host = this_host(self.env)
@@ -513,7 +513,7 @@ class Components:
     @cached_property
     def skills(self) -> SkillsService:
         from cafleet import __version__
-        from cafleet.adapters.skills.installer import FilesystemSkillInstaller
+        from cafleet.adapters.agents.skills import FilesystemSkillInstaller
         from cafleet.application.setup import SkillsService
 
         return SkillsService(
@@ -526,13 +526,13 @@ class Components:
 
     @cached_property
     def search(self) -> SearchService:
-        from cafleet.application.search import SearchService
+        from cafleet.application.messaging.search import SearchService
 
         return SearchService(self.uow)
 
     @cached_property
     def members(self) -> MemberService:
-        from cafleet.application.members import MemberService
+        from cafleet.application.members.registry import MemberService
 
         return MemberService(
             uow=self.uow,
@@ -543,7 +543,7 @@ class Components:
 
     @cached_property
     def admin(self) -> AdminService:
-        from cafleet.application.admin import AdminService
+        from cafleet.application.admin.service import AdminService
 
         return AdminService(
             uow=self.uow,
@@ -559,7 +559,7 @@ class Components:
     def pane_watch(self) -> PaneWatch:
         """The admin server's live panes: one capture per tick per watched pane, for every
         page."""
-        from cafleet.application.pane_watch import PaneWatch, screens_of
+        from cafleet.application.admin.pane_watch import PaneWatch, screens_of
 
         return PaneWatch(screens_of(self.member_panes), self.clock)
 
@@ -580,7 +580,7 @@ class Components:
 
     def director_grants(self) -> list[DirectorGrant]:
         """What Claude Code and Codex need in their own settings to be the Director."""
-        from cafleet.adapters.director_grants import director_grants
+        from cafleet.adapters.agents.director_grants import director_grants
 
         path = None if self.settings.on_postgres else self.settings.database_path
         folder = path.absolute().parent if path else None

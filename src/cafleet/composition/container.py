@@ -14,19 +14,18 @@ import os
 
 from dependency_injector import containers, providers
 
-from cafleet.adapters.agent_starts import ProcAgentStarts
-from cafleet.adapters.clock import SystemClock
-from cafleet.adapters.codex_threads import CodexRollouts
-from cafleet.adapters.drivers import SystemPaneDrivers
+from cafleet.adapters.agents.codex import CodexRollouts
+from cafleet.adapters.agents.programs import SystemPrograms
+from cafleet.adapters.agents.starts import ProcAgentStarts
 from cafleet.adapters.herdr.feed import HerdrStateFeeds
-from cafleet.adapters.launch_pads import RuntimeLaunchPads
-from cafleet.adapters.locator import EnvironmentPaneLocator
-from cafleet.adapters.loop_marks import store_loop_marks
-from cafleet.adapters.pane_locks import FileLocks, runtime_directory
-from cafleet.adapters.process import SystemProcess
-from cafleet.adapters.programs import SystemPrograms
-from cafleet.adapters.queue_drains import DrainProcess
-from cafleet.adapters.stores import open_units_of_work
+from cafleet.adapters.multiplexers import EnvironmentPaneLocator, SystemPaneDrivers
+from cafleet.adapters.runtime.launch_pads import RuntimeLaunchPads
+from cafleet.adapters.runtime.locks import FileLocks, runtime_directory
+from cafleet.adapters.runtime.loop_marks import store_loop_marks
+from cafleet.adapters.store.select import open_units_of_work
+from cafleet.adapters.system.clock import SystemClock
+from cafleet.adapters.system.drains import DrainProcess
+from cafleet.adapters.system.process import SystemProcess
 from cafleet.composition.components import Adapters, Components
 from cafleet.composition.fakes import fake_adapters
 from cafleet.settings import Settings

@@ -18,9 +18,9 @@ from cafleet.domain.relay import PaneVerb, RelayRequest
 
 if TYPE_CHECKING:
     from cafleet.application.fleets import FleetService
-    from cafleet.application.lifecycle import MemberRemoval
-    from cafleet.application.member_panes import MemberPanes
-    from cafleet.application.spawning import MemberSpawner
+    from cafleet.application.members.panes import MemberPanes
+    from cafleet.application.members.removal import MemberRemoval
+    from cafleet.application.members.spawning import MemberSpawner
 
 
 class RelayedVerbs:

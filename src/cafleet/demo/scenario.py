@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from cafleet.application.messaging import MessagingService
+from cafleet.application.messaging.service import MessagingService
 from cafleet.composition import Components
 from cafleet.domain.message import Message, MessageState
 from cafleet.settings import Settings

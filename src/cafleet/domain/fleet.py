@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from cafleet.domain.agent import Agent
+    from cafleet.domain.fleet import Agent
 
 from cafleet.domain.errors import Conflict, Invalid, UsageProblem
 

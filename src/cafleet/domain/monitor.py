@@ -9,8 +9,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from cafleet.domain.agent import Agent
 from cafleet.domain.agents.status import AgentStatus
+from cafleet.domain.fleet import Agent
 from cafleet.domain.preview import sanitized
 
 DIRECTOR_INTERVAL_SECONDS = 180

@@ -15,7 +15,7 @@ from tests.fakes.herdr_server import FakeHerdrServer, wait_until
 
 from cafleet.adapters.herdr.client import forget_pings
 from cafleet.adapters.herdr.driver import HerdrPaneDriver
-from cafleet.adapters.launch_pads import RuntimeLaunchPads
+from cafleet.adapters.runtime.launch_pads import RuntimeLaunchPads
 from cafleet.domain.agents.launch import member_environment
 from cafleet.domain.placement import Multiplexer
 

@@ -21,7 +21,7 @@ from schemathesis.checks import (
 )
 
 from cafleet.composition.container import build_fake_container
-from cafleet.domain.agent import Agent, CardKind
+from cafleet.domain.fleet import Agent, CardKind
 from cafleet.domain.placement import CodingAgent
 from cafleet.entrypoints.http.app import create_app
 from cafleet.entrypoints.http.events import StreamLimits

@@ -19,7 +19,7 @@ import pytest
 import uvicorn
 from fastapi import FastAPI
 
-from cafleet.application.admin_views import FleetMark
+from cafleet.application.admin.views import FleetMark
 from cafleet.composition.container import build_container
 from cafleet.entrypoints.http.app import create_app
 from cafleet.entrypoints.http.events import StreamLimits

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from cafleet.adapters.skills import installer as installer_module
-from cafleet.adapters.skills.installer import FilesystemSkillInstaller
+from cafleet.adapters.agents import skills as installer_module
+from cafleet.adapters.agents.skills import FilesystemSkillInstaller
 from cafleet.domain.agents.homes import AgentHomes
 from cafleet.domain.errors import CafleetError
 from cafleet.domain.skills import SKILL_NAMES, SkillHome

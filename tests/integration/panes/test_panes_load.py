@@ -122,7 +122,7 @@ def kill_senders_mid_delivery(fleet: PaneFleet, member: int) -> None:
 
 
 def kill_drainers(fleet: PaneFleet) -> None:
-    """SIGKILL the detached `python -m cafleet.drain` processes of this fleet's database
+    """SIGKILL the detached `python -m cafleet.entrypoints.processes.drain` processes of this fleet's database
     (found by their environment, so no other test's process is touched)."""
     database = fleet.environment()["CAFLEET_DATABASE_URL"].encode()
     for proc in Path("/proc").iterdir():
@@ -131,7 +131,10 @@ def kill_drainers(fleet: PaneFleet) -> None:
             env = (proc / "environ").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"cafleet.drain" in argv and b"CAFLEET_DATABASE_URL=" + database in env:
+        if (
+            b"cafleet.entrypoints.processes.drain" in argv
+            and b"CAFLEET_DATABASE_URL=" + database in env
+        ):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(int(proc.name), signal.SIGKILL)
 

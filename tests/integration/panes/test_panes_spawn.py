@@ -108,7 +108,7 @@ def test_member_create_spawns_a_pane_with_argv_env_and_cwd(pane_fleet: PaneFleet
     )
     pid = int(panes[member.pane]["pid"])
     launcher = cmdline(pid)
-    assert launcher[:3] == [sys.executable, "-m", "cafleet.launch"]
+    assert launcher[:3] == [sys.executable, "-m", "cafleet.entrypoints.processes.launch"]
     [launch_file] = launcher[3:]
     pad = Path(launch_file).parent
     assert pad.parent == fleet.tmp / "run" / "cafleet" / "members"
@@ -116,7 +116,7 @@ def test_member_create_spawns_a_pane_with_argv_env_and_cwd(pane_fleet: PaneFleet
     assert pad.stat().st_mode & 0o777 == 0o700
     assert not Path(launch_file).exists()  # read once and deleted: it held the environment
     start = fleet.tmux.run("display-message", "-p", "-t", member.pane, "#{pane_start_command}")
-    assert "cafleet.launch" in start
+    assert "cafleet.entrypoints.processes.launch" in start
     assert "your Director is" not in start
     assert str(member.log) not in start
 

@@ -1,4 +1,4 @@
-"""`python -m cafleet.hook <event file> <event>`: append `<event> <unix time>`, print
+"""`python -m cafleet.entrypoints.processes.hook <event file> <event>`: append `<event> <unix time>`, print
 nothing, never fail the agent's hook."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from cafleet.adapters.mailbox import Mailbox
-from cafleet.hook import WAKE_EXIT, main, previews_in
+from cafleet.adapters.runtime.mailbox import Mailbox
+from cafleet.entrypoints.processes.hook import WAKE_EXIT, main, previews_in
 from support.probes import probe_module
 
 # no CAFLEET_*, multiplexer or agent-home variable of the outer shell leaks in
@@ -94,7 +94,7 @@ def test_as_a_hook_command_it_reads_stdin_and_prints_nothing(tmp_path: Path) -> 
     events = tmp_path / "events"
 
     done = subprocess.run(
-        [sys.executable, "-m", "cafleet.hook", str(events), "prompt"],
+        [sys.executable, "-m", "cafleet.entrypoints.processes.hook", str(events), "prompt"],
         input='{"hook_event_name": "UserPromptSubmit"}',
         capture_output=True,
         text=True,
@@ -102,7 +102,13 @@ def test_as_a_hook_command_it_reads_stdin_and_prints_nothing(tmp_path: Path) -> 
         check=False,
     )
     bad = subprocess.run(
-        [sys.executable, "-m", "cafleet.hook", str(tmp_path / "gone" / "events"), "prompt"],
+        [
+            sys.executable,
+            "-m",
+            "cafleet.entrypoints.processes.hook",
+            str(tmp_path / "gone" / "events"),
+            "prompt",
+        ],
         input="{}",
         capture_output=True,
         text=True,
@@ -116,11 +122,11 @@ def test_as_a_hook_command_it_reads_stdin_and_prints_nothing(tmp_path: Path) -> 
 
 
 def test_the_hook_imports_nothing_beyond_the_standard_library() -> None:
-    ran = probe_module("cafleet.hook")
+    ran = probe_module("cafleet.entrypoints.processes.hook")
 
     assert str(ran.loaded(("cafleet", "click", "sqlalchemy", "alembic", "fastapi"))) == (
-        "['cafleet', 'cafleet.adapters', 'cafleet.adapters.liveness', 'cafleet.adapters.mailbox',"
-        " 'cafleet.adapters.private_files', 'cafleet.domain', 'cafleet.domain.preview']"
+        "['cafleet', 'cafleet.adapters', 'cafleet.adapters.system.liveness', 'cafleet.adapters.runtime.mailbox',"
+        " 'cafleet.adapters.runtime.private_files', 'cafleet.domain', 'cafleet.domain.preview']"
     )
 
 
@@ -129,7 +135,7 @@ def test_the_hook_imports_nothing_beyond_the_standard_library() -> None:
 
 def start_waiter(pad: Path) -> subprocess.Popen[str]:
     waiter = subprocess.Popen(
-        [sys.executable, "-m", "cafleet.hook", "wait", str(pad)],
+        [sys.executable, "-m", "cafleet.entrypoints.processes.hook", "wait", str(pad)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -183,7 +189,7 @@ def test_only_one_waiter_waits(tmp_path: Path) -> None:
     first = start_waiter(pad)
     try:
         second = subprocess.run(
-            [sys.executable, "-m", "cafleet.hook", "wait", str(pad)],
+            [sys.executable, "-m", "cafleet.entrypoints.processes.hook", "wait", str(pad)],
             input="{}", capture_output=True, text=True, timeout=10, check=False,
         )  # fmt: skip
         assert (second.returncode, second.stderr) == (0, "")
@@ -323,7 +329,7 @@ def test_a_prompt_with_previews_starts_a_detached_receipt(
     main([str(tmp_path / "events"), "idle"])  # only a taken prompt is a receipt
 
     [(argv, options)] = started
-    assert argv[1:4] == ["-m", "cafleet.receipt", "7"] and argv[-1] == "12"
+    assert argv[1:4] == ["-m", "cafleet.entrypoints.processes.receipt", "7"] and argv[-1] == "12"
     assert options["start_new_session"] is True
     # the event file names the previews the prompt carried, for a reader on the spot
     events = [line.split()[0] for line in (tmp_path / "events").read_text().splitlines()]

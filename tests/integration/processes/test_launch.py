@@ -1,4 +1,4 @@
-"""`python -m cafleet.launch <file>`: read and delete the launch file, chdir, exec argv with
+"""`python -m cafleet.entrypoints.processes.launch <file>`: read and delete the launch file, chdir, exec argv with
 the environment plus the file's env (or the file's env alone, with the pane's own variables);
 supervised with a state directory; every failure is one stderr line and exit 127."""
 
@@ -30,7 +30,7 @@ REPORT = (
 
 def launch(path: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "cafleet.launch", str(path)],
+        [sys.executable, "-m", "cafleet.entrypoints.processes.launch", str(path)],
         env={**os.environ, "INHERITED": "yes", **(env or {})},
         capture_output=True,
         text=True,
@@ -157,7 +157,10 @@ def test_a_launch_file_that_is_not_still_private_is_refused(tmp_path: Path, how:
 
 def test_usage_without_exactly_one_argument() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "cafleet.launch"], capture_output=True, text=True, check=False
+        [sys.executable, "-m", "cafleet.entrypoints.processes.launch"],
+        capture_output=True,
+        text=True,
+        check=False,
     )
 
     assert done.returncode == 127
@@ -165,12 +168,12 @@ def test_usage_without_exactly_one_argument() -> None:
 
 
 def test_the_launcher_imports_nothing_beyond_the_standard_library() -> None:
-    ran = probe_module("cafleet.launch")
+    ran = probe_module("cafleet.entrypoints.processes.launch")
 
     # the package __init__ holds __version__ only; private_files is standard library only
     assert (
         str(ran.loaded(("cafleet", "click", "sqlalchemy", "alembic", "fastapi")))
-        == "['cafleet', 'cafleet.adapters', 'cafleet.adapters.private_files']"
+        == "['cafleet', 'cafleet.adapters', 'cafleet.adapters.runtime.private_files']"
     )
 
 
@@ -232,7 +235,7 @@ def test_without_inherit_the_pane_s_own_variables_are_kept_from_the_pane(tmp_pat
     pane_env["HERDR_AGENT"] = "codex"  # inherited from herdr's own environment
 
     done = subprocess.run(
-        [sys.executable, "-m", "cafleet.launch", str(file)],
+        [sys.executable, "-m", "cafleet.entrypoints.processes.launch", str(file)],
         env=pane_env,
         capture_output=True,
         text=True,
@@ -300,7 +303,7 @@ def supervised_file(tmp_path: Path, action: str) -> tuple[Path, Path, Path]:
 def launch_with_hold(path: Path, hold: float) -> subprocess.Popen[str]:
     """The launcher with a shorter hold than its 30 s, so a held pane can be timed out."""
     code = (
-        "import sys, cafleet.launch as launch\n"
+        "import sys, cafleet.entrypoints.processes.launch as launch\n"
         f"launch.HOLD_SECONDS = {hold}\n"
         "sys.exit(launch.main(sys.argv[1:]))"
     )
@@ -424,7 +427,9 @@ def test_on_a_terminal_the_agent_gets_the_foreground_and_the_screen_is_cleared(
 
     # pexpect starts it as a multiplexer starts a pane's program: a new session whose
     # controlling terminal is a pty
-    launcher = pexpect.spawn(sys.executable, ["-m", "cafleet.launch", str(file)], timeout=20)
+    launcher = pexpect.spawn(
+        sys.executable, ["-m", "cafleet.entrypoints.processes.launch", str(file)], timeout=20
+    )
     launcher.expect(pexpect.EOF)
     launcher.close()
 

@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 
 from cafleet.adapters.fake.launch_pads import FakeLaunchPads
-from cafleet.adapters.launch_pads import DirectoryLaunchPad, RuntimeLaunchPads
+from cafleet.adapters.runtime.launch_pads import DirectoryLaunchPad, RuntimeLaunchPads
 from cafleet.application.ports import HttpEndpoint, LauncherStatus
 from cafleet.domain.errors import Unavailable
-from cafleet.hook import main as record_event
+from cafleet.entrypoints.processes.hook import main as record_event
 
 # no CAFLEET_*, multiplexer or agent-home variable of the outer shell leaks in
 pytestmark = pytest.mark.usefixtures("outer_variables_removed")
@@ -91,7 +91,7 @@ def test_the_launch_file_is_private_and_supervised(pad: DirectoryLaunchPad) -> N
     launcher = pad.launcher(argv, env, "/srv/project")
 
     launch = pad.directory / "launch.json"
-    assert launcher == [PYTHON, "-m", "cafleet.launch", str(launch)]
+    assert launcher == [PYTHON, "-m", "cafleet.entrypoints.processes.launch", str(launch)]
     assert mode(launch) == 0o600
     assert json.loads(launch.read_text()) == {
         "argv": argv,
@@ -242,7 +242,12 @@ def test_the_event_recorder_is_the_hook_module_on_the_pad_s_event_file(
 ) -> None:
     recorder = pad.event_recorder()
 
-    assert recorder == [PYTHON, "-m", "cafleet.hook", str(pad.directory / "events")]
+    assert recorder == [
+        PYTHON,
+        "-m",
+        "cafleet.entrypoints.processes.hook",
+        str(pad.directory / "events"),
+    ]
     record_event([*recorder[3:], "session"])
     record_event([*recorder[3:], "prompt"])
     assert [e.name for e in pad.events()] == ["session", "prompt"]

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from cafleet.adapters.loop_marks import FileLoopMarks
-from cafleet.adapters.mailbox import Mailbox
+from cafleet.adapters.runtime.loop_marks import FileLoopMarks
+from cafleet.adapters.runtime.mailbox import Mailbox
 from cafleet.application.ports import LoopMark
 from cafleet.domain.errors import Unavailable
 
@@ -24,8 +24,8 @@ NOBODY = 2**22 + 11  # above the largest pid Linux hands out: no process has it 
 HOLDER = """
 import sys
 from pathlib import Path
-from cafleet.adapters.loop_marks import FileLoopMarks
-from cafleet.adapters.mailbox import Mailbox
+from cafleet.adapters.runtime.loop_marks import FileLoopMarks
+from cafleet.adapters.runtime.mailbox import Mailbox
 
 kind, where, name = sys.argv[1:]
 if kind == "mark":

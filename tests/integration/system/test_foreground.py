@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cafleet.adapters.foreground import foreground_argv, shows_terminal
+from cafleet.adapters.system.foreground import foreground_argv, shows_terminal
 
 # no CAFLEET_*, multiplexer or agent-home variable of the outer shell leaks in
 pytestmark = pytest.mark.usefixtures("outer_variables_removed")

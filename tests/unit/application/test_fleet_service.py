@@ -9,9 +9,9 @@ from cafleet.adapters.fake.locator import FakePaneLocator
 from cafleet.adapters.fake.pane_driver import FakePane, FakePaneDriver, FakePaneDrivers
 from cafleet.adapters.fake.store import MemoryStore
 from cafleet.application.fleets import FleetService, PaneFate
-from cafleet.application.teardown import PaneTeardown
-from cafleet.domain.agent import AgentKind, AgentStatus, CardKind
+from cafleet.application.panes.teardown import PaneTeardown
 from cafleet.domain.errors import ErrorKind, NotFound, Unavailable
+from cafleet.domain.fleet import AgentKind, AgentStatus, CardKind
 from cafleet.domain.monitor import MonitorRuntime
 from cafleet.domain.placement import CodingAgent, Multiplexer, PaneLocation
 

@@ -108,7 +108,7 @@ def test_every_root_gives_the_service_the_same_collaborators(
 
 def test_the_shape_tells_a_missing_collaborator(roots: dict[str, Any]) -> None:
     """The comparison can fail: a service without its drainer has another shape."""
-    from cafleet.application.messaging import MessagingService
+    from cafleet.application.messaging.service import MessagingService
 
     made = roots["cli"]
     bare = MessagingService(made.uow, made.clock, made.notifier, made.pane_locks)

@@ -7,9 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from cafleet.domain.agent import Agent, AgentKind, AgentStatus, CardKind, parse_card
 from cafleet.domain.errors import Invalid
-from cafleet.domain.fleet import Fleet
+from cafleet.domain.fleet import Agent, AgentKind, AgentStatus, CardKind, Fleet, parse_card
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 LATER = T0 + timedelta(hours=1)

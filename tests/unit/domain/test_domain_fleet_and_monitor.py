@@ -6,9 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from cafleet.domain.agent import Agent, CardKind
 from cafleet.domain.errors import CafleetError, ErrorKind, Invalid, UsageProblem
-from cafleet.domain.fleet import Fleet
+from cafleet.domain.fleet import Agent, CardKind, Fleet
 from cafleet.domain.monitor import (
     DIRECTOR_INTERVAL_SECONDS,
     MEMBER_INTERVAL_SECONDS,

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
-from cafleet.application.pane_steps import OneByOne, label_each
+from cafleet.application.panes.steps import OneByOne, label_each
 from cafleet.application.ports import (
     PaneBatches,
     PaneDriver,

@@ -6,8 +6,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from cafleet.adapters.fake.store_tables import MemoryTables, insert_row, update_row
-from cafleet.domain.agent import Agent
-from cafleet.domain.fleet import Fleet
+from cafleet.domain.fleet import Agent, Fleet
 from cafleet.domain.placement import Placement
 
 

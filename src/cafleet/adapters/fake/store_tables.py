@@ -6,9 +6,8 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from cafleet.domain.agent import Agent
 from cafleet.domain.delivery import Delivery
-from cafleet.domain.fleet import Fleet
+from cafleet.domain.fleet import Agent, Fleet
 from cafleet.domain.message import Message
 from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule
 from cafleet.domain.placement import Placement

@@ -4,7 +4,7 @@ Every request names its pane explicitly: an omitted target means the pane focuse
 UI, which may belong to someone else. Known herdr traits handled here:
 
 - `pane.split` cannot run a command, so spawning writes a launch file (argv, env, cwd; mode
-  0600) and types one `exec <python> -m cafleet.launch <file>` line into the fresh pane's
+  0600) and types one `exec <python> -m cafleet.entrypoints.processes.launch <file>` line into the fresh pane's
   shell; the launcher replaces the shell with the agent, so no shell is left behind and the
   pane closes when the agent exits (herdr closes panes whose process ended).
 - The member column is found by layout rectangles, never by the order of pane-id strings
@@ -43,10 +43,10 @@ from cafleet.adapters.herdr.layout import Layout, parse_layout
 from cafleet.adapters.herdr.moves import MovedPanes
 from cafleet.adapters.herdr.processes import foreground, foreground_argv, identity
 from cafleet.adapters.herdr.turns import FinishedTurns
-from cafleet.adapters.launch_module import LAUNCH_MODULE
-from cafleet.adapters.pane_locks import runtime_directory
-from cafleet.adapters.private_files import create_private
-from cafleet.application.pane_steps import label_each
+from cafleet.adapters.runtime.launch_module import LAUNCH_MODULE
+from cafleet.adapters.runtime.locks import runtime_directory
+from cafleet.adapters.runtime.private_files import create_private
+from cafleet.application.panes.steps import label_each
 from cafleet.application.ports import (
     AgentStates,
     LimitedCaptures,

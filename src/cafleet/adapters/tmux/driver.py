@@ -20,7 +20,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from cafleet.adapters.foreground import foreground_argv, shows_terminal
+from cafleet.adapters.system.foreground import foreground_argv, shows_terminal
 from cafleet.adapters.tmux.formats import (
     BORDER_FORMAT,
     CHUNK_BYTES,

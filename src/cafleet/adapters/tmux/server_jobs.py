@@ -4,7 +4,7 @@ A command run in a coding agent's tool sandbox (Codex runs every tool call in a 
 namespace of its own) cannot leave a process behind: whatever it starts ends with the call,
 detached or not. The tmux server of the pane the command runs in lives outside the sandbox,
 and `run-shell -b` starts a job there that outlives the client. The job runs
-`python -m cafleet.launch <file>` on a private launch file (argv, the whole environment,
+`python -m cafleet.entrypoints.processes.launch <file>` on a private launch file (argv, the whole environment,
 working directory), so nothing of the environment appears on a command line, and the
 launcher refuses a file anyone else could have written.
 
@@ -24,8 +24,8 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from cafleet.adapters.launch_module import LAUNCH_MODULE
-from cafleet.adapters.private_files import create_private
+from cafleet.adapters.runtime.launch_module import LAUNCH_MODULE
+from cafleet.adapters.runtime.private_files import create_private
 
 TIMEOUT_SECONDS = 5
 

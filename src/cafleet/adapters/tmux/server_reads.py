@@ -19,7 +19,7 @@ import re
 import shlex
 from collections.abc import Sequence
 
-from cafleet.adapters.foreground import argv_of
+from cafleet.adapters.system.foreground import argv_of
 
 # per pid: a `=<pid>` line, then (when the leader can be read) its cmdline in hex words
 _EACH = (

@@ -124,7 +124,7 @@ class CafleetCommand(click.Command):
         except (click.ClickException, click.exceptions.Exit, click.Abort, SystemExit):
             raise
         except OSError as exc:  # a path we may not read or write: name it, no traceback
-            from cafleet.adapters.path_problems import os_error_line
+            from cafleet.adapters.system.path_problems import os_error_line
 
             fail(os_error_line(exc))
         except Exception as exc:  # the one place an unexpected error becomes one line

@@ -79,8 +79,8 @@ def _multiplexer(components: Components) -> dict[str, Any]:
 
 
 def _database(components: Components) -> dict[str, Any]:
-    from cafleet.adapters.sqlite.schema import HEAD_REVISION, journal_mode
-    from cafleet.adapters.stores import store_revision, store_url
+    from cafleet.adapters.store.select import store_revision, store_url
+    from cafleet.adapters.store.sqlite.schema import HEAD_REVISION, journal_mode
     from cafleet.domain.errors import CafleetError
 
     settings = components.settings
@@ -107,8 +107,8 @@ def _database(components: Components) -> dict[str, Any]:
 def _hosts(components: Components, database: dict[str, Any]) -> dict[str, Any]:
     """This host's name, and every host of the store with its relay (a shared store); the
     hosts are read only from a store at head (the database section says what is amiss)."""
-    from cafleet.adapters.hosts import this_host
-    from cafleet.application.relay import hosts_of
+    from cafleet.adapters.system.hosts import this_host
+    from cafleet.application.relay.service import hosts_of
     from cafleet.domain.errors import CafleetError
     from cafleet.entrypoints.cli.rendering import iso
 
@@ -162,9 +162,9 @@ def _skills(components: Components) -> dict[str, Any]:
 
 def _agents(components: Components) -> list[dict[str, Any]]:
     """Each coding agent's resolved profile (with the user's overrides) and its binary."""
-    from cafleet.adapters.git_dirs import git_directories
-    from cafleet.adapters.pane_locks import runtime_path
-    from cafleet.adapters.programs import SystemPrograms
+    from cafleet.adapters.agents.programs import SystemPrograms
+    from cafleet.adapters.runtime.locks import runtime_path
+    from cafleet.adapters.system.git_dirs import git_directories
     from cafleet.domain.agents.custom import SpawnIdentity
     from cafleet.domain.agents.launch import LaunchSpec
     from cafleet.domain.placement import CodingAgent
@@ -215,7 +215,7 @@ def _director(components: Components) -> list[dict[str, Any]]:
 
 def _on_path(components: Components) -> dict[str, str | None]:
     """Where each agent binary is, the demo agent's included (None: not on PATH)."""
-    from cafleet.adapters.programs import SystemPrograms
+    from cafleet.adapters.agents.programs import SystemPrograms
     from cafleet.domain.agents.custom import DEMO_AGENT
     from cafleet.domain.skills import AGENT_HOMES
 
@@ -249,7 +249,7 @@ def _pairs(argv: list[str]) -> list[tuple[str, str]]:
 
 
 def _text(report: dict[str, Any]) -> str:
-    from cafleet.adapters.sqlite.schema import newer_than_head
+    from cafleet.adapters.store.sqlite.schema import newer_than_head
     from cafleet.entrypoints.cli.rendering import labelled
 
     mux, db, skills = report["multiplexer"], report["database"], report["skills"]

@@ -104,7 +104,7 @@ def create(
     text_file: str | None,
     full: bool,
 ) -> None:
-    from cafleet.application.spawning import MemberRequest
+    from cafleet.application.members.spawning import MemberRequest
     from cafleet.domain.placement import CodingAgent
     from cafleet.entrypoints.cli.rendering import iso, labelled, placement_json
 

@@ -12,7 +12,7 @@ from cafleet.entrypoints.cli.app import CafleetCommand, app_of, fleet_id_option,
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from cafleet.application.members import MemberListing, MemberView
+    from cafleet.application.members.registry import MemberListing, MemberView
 
 
 def _description(text: str) -> str:
@@ -164,7 +164,7 @@ def show(ctx: click.Context, fleet_id: int | None, member_id: int, full: bool) -
 @click.option("--activity", is_flag=True, help="Members with their message activity.")
 @click.pass_context
 def list_members(ctx: click.Context, fleet_id: int | None, show_all: bool, activity: bool) -> None:
-    from cafleet.application.members import ListMode
+    from cafleet.application.members.registry import ListMode
 
     if show_all and activity:
         raise click.UsageError("--all and --activity are mutually exclusive.", ctx)
@@ -184,7 +184,7 @@ def _listing_text(listing: MemberListing) -> str:
 
 
 def _listing_table(listing: MemberListing) -> str:
-    from cafleet.application.members import ListMode
+    from cafleet.application.members.registry import ListMode
     from cafleet.entrypoints.cli.rendering import count_line, humanize, iso, table
 
     views, mode = listing.members, listing.mode
@@ -256,7 +256,7 @@ def _listing_table(listing: MemberListing) -> str:
 
 
 def _listing_json(listing: MemberListing) -> list[dict[str, Any]]:
-    from cafleet.application.members import ListMode
+    from cafleet.application.members.registry import ListMode
     from cafleet.entrypoints.cli.rendering import iso, whole_seconds, with_fleet_deleted
 
     out = []

@@ -17,7 +17,7 @@ from cafleet.entrypoints.cli.app import (
 from cafleet.entrypoints.cli.message_options import agent_id_option, full_option, renderer
 
 if TYPE_CHECKING:
-    from cafleet.application.messaging import MessageDetail
+    from cafleet.application.messaging.service import MessageDetail
     from cafleet.domain.message import Message
     from cafleet.entrypoints.cli.rendering import MessageRenderer
 

@@ -15,7 +15,7 @@ from cafleet.entrypoints.cli.app import (
 )
 
 if TYPE_CHECKING:
-    from cafleet.application.monitoring import MonitorStatus
+    from cafleet.application.monitoring.service import MonitorStatus
     from cafleet.domain.monitor import MonitorSchedule
 
 

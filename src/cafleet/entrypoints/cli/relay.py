@@ -30,7 +30,7 @@ CAFLEET_HOST, else the machine's name.
 )
 @click.pass_context
 def relay(ctx: click.Context, poll_seconds: float | None) -> None:
-    from cafleet.adapters.stores import work_signals
+    from cafleet.adapters.store.select import work_signals
     from cafleet.entrypoints.cli.foreground import echo_out, stop_on_signals
     from cafleet.entrypoints.relay.loop import run_relay
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import click
 
-from cafleet.adapters.pane_locks import runtime_directory
-from cafleet.adapters.webui_tokens import generated_token, publish_token, withdraw_token
+from cafleet.adapters.runtime.locks import runtime_directory
+from cafleet.adapters.runtime.webui_tokens import generated_token, publish_token, withdraw_token
 from cafleet.entrypoints.cli.app import CafleetCommand, app_of, fail
 from cafleet.entrypoints.http.binding import is_loopback, listening_socket, usable_token
 

@@ -24,7 +24,7 @@ def setup(ctx: click.Context) -> None:
         app_of(ctx).components  # noqa: B018 - settings are validated before either half
     except CafleetError as exc:
         fail(exc.message)
-    from cafleet.adapters.path_problems import os_error_line
+    from cafleet.adapters.system.path_problems import os_error_line
 
     failed = []
     for half, run in (("db", _setup_db), ("skills", lambda: _setup_skills(ctx, ()))):
@@ -42,8 +42,8 @@ def setup(ctx: click.Context) -> None:
 
 
 def _setup_db() -> None:
-    from cafleet.adapters.sqlite.schema import MigrationOutcome
-    from cafleet.adapters.stores import migrate_store, store_name
+    from cafleet.adapters.store.select import migrate_store, store_name
+    from cafleet.adapters.store.sqlite.schema import MigrationOutcome
     from cafleet.settings import Settings
 
     settings = Settings.from_environ()

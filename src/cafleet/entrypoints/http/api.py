@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 
-from cafleet.application.admin_views import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Page
+from cafleet.application.admin.views import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Page
 from cafleet.domain.bounds import ID
 from cafleet.domain.search import SearchQuery
 from cafleet.entrypoints.http.errors import error_responses

@@ -27,9 +27,9 @@ from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.types import Receive, Scope, Send
 
-from cafleet.application.admin import AdminService
-from cafleet.application.admin_views import FleetEvent, FleetMark
-from cafleet.application.pane_watch import TICK_SECONDS, PaneFrame, PaneWatch
+from cafleet.application.admin.pane_watch import TICK_SECONDS, PaneFrame, PaneWatch
+from cafleet.application.admin.service import AdminService
+from cafleet.application.admin.views import FleetEvent, FleetMark
 from cafleet.domain.bounds import ID
 from cafleet.domain.errors import CafleetError
 from cafleet.entrypoints.http.errors import error_responses

@@ -11,12 +11,12 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from cafleet.application.admin_views import MessageView, RosterEntry, RuntimeView, SearchView
+from cafleet.application.admin.views import MessageView, RosterEntry, RuntimeView, SearchView
 from cafleet.application.fleets import FleetRow
-from cafleet.domain.agent import AgentKind, AgentStatus
 from cafleet.domain.agents.status import AgentStatus as AgentActivity
 from cafleet.domain.bounds import ID, MONITOR_INTERVAL
 from cafleet.domain.delivery import Delivery, DeliveryState
+from cafleet.domain.fleet import AgentKind, AgentStatus
 from cafleet.domain.message import MessageState, MessageType
 from cafleet.domain.monitor import MonitorSchedule
 from cafleet.domain.placement import CodingAgent

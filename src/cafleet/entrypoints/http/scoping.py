@@ -7,7 +7,7 @@ from typing import Annotated
 
 from fastapi import Depends, Header, HTTPException, Request
 
-from cafleet.application.admin import AdminService
+from cafleet.application.admin.service import AdminService
 from cafleet.domain.bounds import ID
 
 FLEET_HEADER = "X-Fleet-Id"

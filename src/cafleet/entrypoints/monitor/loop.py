@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 
-from cafleet.application.monitoring import MonitorService, Stop, TickReport
+from cafleet.application.monitoring.service import MonitorService, Stop, TickReport
 from cafleet.application.ports import Clock
 from cafleet.domain.errors import CafleetError
 from cafleet.entrypoints.loop_output import (

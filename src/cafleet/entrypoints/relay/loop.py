@@ -10,7 +10,7 @@ import contextlib
 from collections.abc import Callable
 
 from cafleet.application.ports import Clock, WorkSignals
-from cafleet.application.relay import RelayService, RelayTick
+from cafleet.application.relay.service import RelayService, RelayTick
 from cafleet.domain.errors import CafleetError
 from cafleet.domain.relay import PaneVerb, RelayBeat, RelayRequest, RequestState
 from cafleet.entrypoints.loop_output import (

@@ -57,10 +57,13 @@ def test_spawn_writes_a_private_launch_file_and_types_one_exec_line(
     (sent,) = requests(server, "pane.send_input")
     assert sent == {
         "pane_id": pane_id,
-        "text": f"exec '{PYTHON}' -m cafleet.launch '{launch}'",
+        "text": f"exec '{PYTHON}' -m cafleet.entrypoints.processes.launch '{launch}'",
         "keys": ["enter"],
     }
-    assert server.typed(pane_id) == f"exec '{PYTHON}' -m cafleet.launch '{launch}'\r".encode()
+    assert (
+        server.typed(pane_id)
+        == f"exec '{PYTHON}' -m cafleet.entrypoints.processes.launch '{launch}'\r".encode()
+    )
 
 
 def test_spawn_splits_beside_the_director_with_cwd_env_and_no_focus(
@@ -262,7 +265,10 @@ def test_a_failed_split_removes_the_launch_file(
 def test_the_launch_line_quotes_single_quotes() -> None:
     line = launch_line("/opt/it's/python", Path("/run/launch-1.json"))
 
-    assert line == "exec '/opt/it'\"'\"'s/python' -m cafleet.launch '/run/launch-1.json'"
+    assert (
+        line
+        == "exec '/opt/it'\"'\"'s/python' -m cafleet.entrypoints.processes.launch '/run/launch-1.json'"
+    )
 
 
 # --------------------------------------------------------------------------- typing

@@ -9,16 +9,15 @@ from pathlib import Path
 import pytest
 from tests.fakes.herdr_server import FakeHerdrServer
 
-from cafleet.adapters.drivers import SystemPaneDrivers
 from cafleet.adapters.fake.clock import FakeClock
 from cafleet.adapters.fake.pane_driver import FakePaneDrivers, ThreadLocks
 from cafleet.adapters.fake.store import MemoryStore
 from cafleet.adapters.herdr.driver import HerdrPaneDriver
-from cafleet.adapters.locator import EnvironmentPaneLocator
+from cafleet.adapters.multiplexers import EnvironmentPaneLocator, SystemPaneDrivers
 from cafleet.application.fleets import FleetService
-from cafleet.application.keystrokes import Keystrokes, KeystrokeSender
+from cafleet.application.panes.keystrokes import Keystrokes, KeystrokeSender
+from cafleet.application.panes.teardown import PaneTeardown
 from cafleet.application.ports import PushTarget
-from cafleet.application.teardown import PaneTeardown
 from cafleet.domain.agents.registry import AgentProfiles, ProfileOverrides
 from cafleet.domain.delivery import DeliveryState
 from cafleet.domain.errors import Unavailable

@@ -10,7 +10,7 @@ import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from cafleet.adapters.codex_threads import CodexRollouts
+from cafleet.adapters.agents.codex import CodexRollouts
 from cafleet.domain.agents.status import AgentStatus, StatusReport
 
 SINCE = datetime(2026, 12, 2, 0, 0, tzinfo=UTC)

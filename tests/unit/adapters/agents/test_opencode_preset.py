@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cafleet.adapters.opencode_preset import ensure_opencode_preset, preset_text
+from cafleet.adapters.agents.opencode import ensure_opencode_preset, preset_text
 from cafleet.domain.agents.homes import AgentHomes
 from cafleet.domain.errors import ErrorKind, Invalid
 

@@ -8,7 +8,7 @@ import pytest
 
 from cafleet.adapters.fake.store import MemoryStore
 from cafleet.adapters.fake.store_deliveries import MemoryDeliveries
-from cafleet.application.messaging import MessagingService
+from cafleet.application.messaging.service import MessagingService
 from cafleet.domain.fleet import Fleet
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from cafleet.adapters.drivers import SystemPaneDrivers
-from cafleet.adapters.hosts import this_host
+from cafleet.adapters.multiplexers import SystemPaneDrivers
+from cafleet.adapters.system.hosts import this_host
 from cafleet.domain.errors import Invalid
 from cafleet.domain.panes import PaneElsewhere
 from cafleet.domain.placement import Multiplexer

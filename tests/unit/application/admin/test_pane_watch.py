@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from cafleet.adapters.fake.clock import FakeClock
-from cafleet.application.pane_watch import TOO_MANY_PANES, PaneWatch, screens_of
+from cafleet.application.admin.pane_watch import TOO_MANY_PANES, PaneWatch, screens_of
 from cafleet.composition.container import build_fake_container
 from cafleet.domain.errors import NotFound, Unavailable
 from cafleet.domain.panes import PaneGone

@@ -6,8 +6,11 @@ from __future__ import annotations
 import pytest
 
 from cafleet.adapters.fake.launch_pads import FakeLaunchPad
-from cafleet.application.agent_shell import SERVER_CHANNEL, AgentServerShell
-from cafleet.application.keystroke_checks import SHELL_IDLE_POLL_SECONDS, SHELL_IDLE_WAIT_SECONDS
+from cafleet.application.members.shell import SERVER_CHANNEL, AgentServerShell
+from cafleet.application.panes.keystroke_checks import (
+    SHELL_IDLE_POLL_SECONDS,
+    SHELL_IDLE_WAIT_SECONDS,
+)
 from cafleet.application.ports import PushTarget
 from cafleet.domain.agents.profile import SESSION_FILE
 from cafleet.domain.agents.registry import AgentProfiles

@@ -10,7 +10,7 @@ import pytest
 
 from cafleet.adapters.fake.notifier import RecordingNotifier
 from cafleet.adapters.fake.pane_driver import ThreadLocks
-from cafleet.application.messaging import MessagingService
+from cafleet.application.messaging.service import MessagingService
 from cafleet.domain.errors import CafleetError, ErrorKind
 from cafleet.domain.identity import MemberCredential, secret_digest
 from support.pane_rig import PaneRig

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from cafleet.application.fleets import FleetCreated
-from cafleet.application.lifecycle import MemberDeleted
-from cafleet.domain.agent import AgentStatus
+from cafleet.application.members.removal import MemberDeleted
 from cafleet.domain.errors import Invalid, NotFound, Unavailable
+from cafleet.domain.fleet import AgentStatus
 from cafleet.domain.placement import CodingAgent
 from support.pane_rig import ENTER, START, WINDOW, PaneRig, TimedOutLocks, text
 

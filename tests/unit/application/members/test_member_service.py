@@ -9,14 +9,14 @@ import pytest
 from cafleet.adapters.fake.clock import FakeClock
 from cafleet.adapters.fake.launch_pads import FakeLaunchPads
 from cafleet.adapters.fake.pane_driver import FakePaneDriver, FakePaneDrivers
-from cafleet.application.agent_status import AgentStatusReader
-from cafleet.application.members import ListMode, MemberService
-from cafleet.application.messaging import MessagingService
+from cafleet.application.members.registry import ListMode, MemberService
+from cafleet.application.members.status import AgentStatusReader
+from cafleet.application.messaging.service import MessagingService
 from cafleet.application.ports import AgentStates
-from cafleet.domain.agent import AgentKind, CardKind
 from cafleet.domain.agents.registry import AgentProfiles
 from cafleet.domain.agents.status import AgentStatus, StatusReport
 from cafleet.domain.errors import NotFound
+from cafleet.domain.fleet import AgentKind, CardKind
 from cafleet.domain.panes import PaneInfo
 from cafleet.domain.placement import CodingAgent, Multiplexer, PaneState
 

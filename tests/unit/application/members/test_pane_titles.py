@@ -11,8 +11,8 @@ import pytest
 
 from cafleet.adapters.fake.notifier import RecordingNotifier
 from cafleet.adapters.fake.pane_driver import FakePaneDriver, FakePaneDrivers, ThreadLocks
-from cafleet.application.messaging import MessagingService
-from cafleet.application.pane_titles import PaneTitles
+from cafleet.application.members.titles import PaneTitles
+from cafleet.application.messaging.service import MessagingService
 from cafleet.domain.agents.status import AgentStatus, StatusReport
 from cafleet.domain.pane_titles import pane_title
 

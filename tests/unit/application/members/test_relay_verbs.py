@@ -12,14 +12,14 @@ import pytest
 
 from cafleet.adapters.fake.locator import FakePaneLocator
 from cafleet.adapters.fake.pane_driver import FakePaneDrivers
-from cafleet.application.agent_status import AgentStatusReader
 from cafleet.application.fleets import FleetCreated, FleetService, PaneFate
-from cafleet.application.lifecycle import MemberRemoval
-from cafleet.application.members import ListMode, MemberService, PaneSurvey
-from cafleet.application.monitoring import MonitorService
+from cafleet.application.members.registry import ListMode, MemberService, PaneSurvey
+from cafleet.application.members.removal import MemberRemoval
+from cafleet.application.members.spawning import MemberSpawner
+from cafleet.application.members.status import AgentStatusReader
+from cafleet.application.monitoring.service import MonitorService
 from cafleet.application.ports import ProcessIdentity
-from cafleet.application.relay import RelayClient, RelayDuties, RelayService
-from cafleet.application.spawning import MemberSpawner
+from cafleet.application.relay.service import RelayClient, RelayDuties, RelayService
 from cafleet.composition.relay_verbs import RelayedVerbs
 from cafleet.domain.agents.status import AgentStatus
 from cafleet.domain.errors import Invalid, Unavailable

@@ -15,13 +15,18 @@ import pytest
 from cafleet.adapters.fake.agent_starts import FakeAgentStarts
 from cafleet.adapters.fake.launch_pads import FakeLaunchPad
 from cafleet.application.fleets import FleetCreated
+from cafleet.application.members.spawning import (
+    MemberCreated,
+    MemberRequest,
+    MemberSpawner,
+    SpawnContext,
+)
 from cafleet.application.ports import LauncherStatus
-from cafleet.application.spawning import MemberCreated, MemberRequest, MemberSpawner, SpawnContext
-from cafleet.domain.agent import AgentStatus, CardKind
 from cafleet.domain.agents.claude import CLAUDE_FLOOR
 from cafleet.domain.agents.custom import MAX_PROMPT_BYTES
 from cafleet.domain.agents.profile import SPAWN_FILE, ReadyRule, SpawnFacts
 from cafleet.domain.errors import CafleetError, Conflict, Invalid, Unavailable, UsageProblem
+from cafleet.domain.fleet import AgentStatus, CardKind
 from cafleet.domain.placement import CodingAgent, Multiplexer
 from support.pane_rig import (
     DIRECTOR_PANE,

@@ -10,11 +10,11 @@ from cafleet.adapters.fake.clock import FakeClock
 from cafleet.adapters.fake.notifier import RecordingNotifier
 from cafleet.adapters.fake.pane_driver import ThreadLocks
 from cafleet.adapters.fake.store import MemoryStore
-from cafleet.application.members import ListMode, MemberService
-from cafleet.application.messaging import MessagingService
+from cafleet.application.members.registry import ListMode, MemberService
+from cafleet.application.messaging.service import MessagingService
 from cafleet.application.ports import Announcement
-from cafleet.domain.agent import CardKind
 from cafleet.domain.delivery import DeliveryState, PushOutcome
+from cafleet.domain.fleet import CardKind
 from cafleet.domain.message import MessageState, MessageType
 
 

@@ -12,8 +12,8 @@ from cafleet.adapters.fake.notifier import RecordingNotifier
 from cafleet.adapters.fake.pane_driver import ThreadLocks
 from cafleet.adapters.fake.queue_drains import RecordingDrains
 from cafleet.adapters.fake.store import MemoryStore
-from cafleet.application.delivery_queue import DeliveryQueue, queue_key
-from cafleet.application.messaging import MessagingService
+from cafleet.application.messaging.queue import DeliveryQueue, queue_key
+from cafleet.application.messaging.service import MessagingService
 from cafleet.application.ports import Announcement, PushTarget
 from cafleet.domain.delivery import INTERRUPTED, QUEUED, Delivery, DeliveryState, PushOutcome
 from cafleet.domain.message import unicast

@@ -16,9 +16,9 @@ from cafleet.adapters.fake.clock import FakeClock
 from cafleet.adapters.fake.notifier import RecordingNotifier
 from cafleet.adapters.fake.pane_driver import ThreadLocks
 from cafleet.adapters.fake.store import MemoryStore
-from cafleet.application.confirmations import RECEIPT_POLL_SECONDS
 from cafleet.application.fleets import FleetCreated
-from cafleet.application.messaging import MessagingService
+from cafleet.application.messaging.confirmations import RECEIPT_POLL_SECONDS
+from cafleet.application.messaging.service import MessagingService
 from cafleet.application.ports import Announcement
 from cafleet.domain.delivery import JOIN_WINDOW_SECONDS, DeliveryState, PushOutcome
 from cafleet.domain.errors import CafleetError, ErrorKind, Invalid, NotFound

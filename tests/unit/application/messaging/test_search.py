@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from cafleet.application.messaging import MessagingService
-from cafleet.application.search import SearchService
+from cafleet.application.messaging.search import SearchService
+from cafleet.application.messaging.service import MessagingService
 from cafleet.domain.errors import CafleetError, ErrorKind
 from cafleet.domain.search import SearchQuery
 

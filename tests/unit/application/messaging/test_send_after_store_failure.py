@@ -14,7 +14,7 @@ from cafleet.adapters.fake.clock import FakeClock
 from cafleet.adapters.fake.notifier import RecordingNotifier
 from cafleet.adapters.fake.pane_driver import ThreadLocks
 from cafleet.adapters.fake.store import CommitRefusal, MemoryStore, MemoryUnitOfWork
-from cafleet.application.messaging import MessagingService
+from cafleet.application.messaging.service import MessagingService
 from cafleet.application.ports import Announcement, UnitOfWorkFactory
 from cafleet.domain.delivery import INTERRUPTED, QUEUED, DeliveryState, PushOutcome
 from cafleet.domain.errors import ConnectionLost, Unavailable

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import pytest
 
 from cafleet.adapters.fake.notifier import RecordingNotifier
-from cafleet.application.messaging import MessagingService
+from cafleet.application.messaging.service import MessagingService
 from cafleet.domain.errors import CafleetError, ErrorKind, NotFound
 
 pytestmark = pytest.mark.usefixtures("world")

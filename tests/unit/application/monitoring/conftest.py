@@ -20,11 +20,12 @@ from cafleet.adapters.fake.clock import FakeClock
 from cafleet.adapters.fake.locator import FakePaneLocator
 from cafleet.adapters.fake.pane_driver import FakePane, FakePaneDriver, FakePaneDrivers, ThreadLocks
 from cafleet.adapters.fake.store import MemoryStore, MemoryUnitOfWork
-from cafleet.application.agent_status import AgentStatusReader
 from cafleet.application.fleets import FleetService
-from cafleet.application.keystrokes import KeystrokeSender
-from cafleet.application.monitoring import MonitorService, TickReport
-from cafleet.application.pane_titles import PaneTitles
+from cafleet.application.members.status import AgentStatusReader
+from cafleet.application.members.titles import PaneTitles
+from cafleet.application.monitoring.service import MonitorService, TickReport
+from cafleet.application.panes.keystrokes import KeystrokeSender
+from cafleet.application.panes.teardown import PaneTeardown
 from cafleet.application.ports import (
     LoopMarks,
     PaneLocks,
@@ -32,10 +33,9 @@ from cafleet.application.ports import (
     ProcessIdentity,
     QueueDrains,
 )
-from cafleet.application.teardown import PaneTeardown
-from cafleet.domain.agent import Agent, CardKind
 from cafleet.domain.agents.registry import AgentProfiles, ProfileOverrides
 from cafleet.domain.errors import DatabaseBusy, Unavailable
+from cafleet.domain.fleet import Agent, CardKind
 from cafleet.domain.message import Message, unicast
 from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule
 from cafleet.domain.panes import PaneInfo

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from cafleet.adapters.fake.launch_pads import FakeLaunchPad, FakeLaunchPads
-from cafleet.application.agent_status import AgentStatusReader
-from cafleet.application.monitoring import MonitorService
+from cafleet.application.members.status import AgentStatusReader
+from cafleet.application.monitoring.service import MonitorService
 from cafleet.domain.agents.registry import AgentProfiles
 from cafleet.domain.agents.status import HookEvent
 from cafleet.domain.placement import CodingAgent

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from cafleet.application.monitoring import MonitorService
+from cafleet.application.monitoring.service import MonitorService
 from cafleet.domain.placement import Multiplexer
 
 

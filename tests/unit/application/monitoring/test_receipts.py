@@ -10,9 +10,9 @@ from typing import Any
 
 from cafleet.adapters.fake.codex_threads import FakeCodexThreads
 from cafleet.adapters.fake.launch_pads import FakeLaunchPads
-from cafleet.application.monitoring import MonitorService
+from cafleet.application.messaging.receipts import ReceiptReader, ReceiptRecorder
+from cafleet.application.monitoring.service import MonitorService
 from cafleet.application.ports import AgentThread
-from cafleet.application.receipts import ReceiptReader, ReceiptRecorder
 from cafleet.domain.agents.profile import SESSION_FILE, SPAWN_FILE, TRANSCRIPT_FILE, SpawnFacts
 from cafleet.domain.agents.registry import AgentProfiles
 from cafleet.domain.agents.server import HttpFacts

@@ -10,8 +10,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-import cafleet.adapters.process
-from cafleet.adapters.process import SystemProcess
+import cafleet.adapters.system.process
+from cafleet.adapters.system.process import SystemProcess
 from cafleet.domain.monitor import MonitorRuntime
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -139,7 +139,7 @@ def test_the_pid_probe_reports_no_such_process_as_dead(monkeypatch: pytest.Monke
     def kill(_pid: int, _sig: int) -> None:
         raise ProcessLookupError(errno.ESRCH, "No such process")
 
-    monkeypatch.setattr(cafleet.adapters.process.os, "kill", kill)
+    monkeypatch.setattr(cafleet.adapters.system.process.os, "kill", kill)
 
     assert not SystemProcess().alive(12345)
 
@@ -148,14 +148,16 @@ def test_the_pid_probe_counts_eperm_as_alive(monkeypatch: pytest.MonkeyPatch) ->
     def kill(_pid: int, _sig: int) -> None:
         raise PermissionError(errno.EPERM, "Operation not permitted")
 
-    monkeypatch.setattr(cafleet.adapters.process.os, "kill", kill)
+    monkeypatch.setattr(cafleet.adapters.system.process.os, "kill", kill)
 
     assert SystemProcess().alive(1)
 
 
 def test_the_pid_probe_sends_signal_zero(monkeypatch: pytest.MonkeyPatch) -> None:
     sent: list[tuple[int, int]] = []
-    monkeypatch.setattr(cafleet.adapters.process.os, "kill", lambda p, s: sent.append((p, s)))
+    monkeypatch.setattr(
+        cafleet.adapters.system.process.os, "kill", lambda p, s: sent.append((p, s))
+    )
 
     SystemProcess().alive(321)
 

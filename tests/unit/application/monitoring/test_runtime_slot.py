@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from cafleet.application.monitoring import Stop, TickReport
+from cafleet.application.monitoring.service import Stop, TickReport
 from cafleet.domain.errors import Conflict, NotFound
 from cafleet.domain.monitor import MonitorRuntime
 

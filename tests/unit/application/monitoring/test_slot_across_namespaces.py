@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from cafleet.adapters.fake.loop_marks import FakeLoopMarks, MarkBoard
-from cafleet.application.monitoring import Stop
+from cafleet.application.monitoring.service import Stop
 from cafleet.domain.errors import Conflict
 from cafleet.domain.monitor import MonitorRuntime
 

@@ -22,9 +22,9 @@ from cafleet.adapters.fake.launch_pads import FakeLaunchPads  # noqa: E402
 from cafleet.adapters.herdr.client import forget_pings  # noqa: E402
 from cafleet.adapters.herdr.driver import HerdrPaneDriver  # noqa: E402
 from cafleet.adapters.herdr.feed import HerdrStateFeed, HerdrStateFeeds  # noqa: E402
-from cafleet.application.agent_status import AgentStatusReader  # noqa: E402
-from cafleet.application.monitoring import MonitorService  # noqa: E402
-from cafleet.application.pane_titles import PaneTitles  # noqa: E402
+from cafleet.application.members.status import AgentStatusReader  # noqa: E402
+from cafleet.application.members.titles import PaneTitles  # noqa: E402
+from cafleet.application.monitoring.service import MonitorService  # noqa: E402
 from cafleet.application.ports import AgentStateFeed, AgentStateFeeds, FeedReading  # noqa: E402
 from cafleet.domain.agents.registry import AgentProfiles  # noqa: E402
 from cafleet.domain.panes import PaneInfo  # noqa: E402

@@ -9,9 +9,9 @@ from typing import Any
 from cafleet.adapters.fake.notifier import RecordingNotifier
 from cafleet.adapters.fake.pane_driver import ThreadLocks
 from cafleet.adapters.fake.queue_drains import RecordingDrains
-from cafleet.application.delivery_queue import queue_key
-from cafleet.application.messaging import MessagingService
-from cafleet.application.monitoring import STRANDED_AFTER_SECONDS
+from cafleet.application.messaging.queue import queue_key
+from cafleet.application.messaging.service import MessagingService
+from cafleet.application.monitoring.service import STRANDED_AFTER_SECONDS
 from cafleet.application.ports import PushTarget
 from cafleet.domain.delivery import Delivery, DeliveryState
 

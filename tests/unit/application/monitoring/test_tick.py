@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from cafleet.application.monitoring import TickReport
+from cafleet.application.monitoring.service import TickReport
 from cafleet.domain.errors import Unavailable
 from cafleet.domain.monitor import DueAgent, MonitorSchedule, wake_text
 from cafleet.domain.placement import Multiplexer

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cafleet.application.pane_titles import PaneTitles
+from cafleet.application.members.titles import PaneTitles
 from cafleet.domain.agents.status import AgentStatus, StatusReport
 
 

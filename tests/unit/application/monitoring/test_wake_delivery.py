@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from cafleet.application.monitoring import TickReport
+from cafleet.application.monitoring.service import TickReport
 from cafleet.domain.monitor import DueAgent
 
 NO_WATCHER_WARNING = (

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from cafleet.application.fleets import FleetDeleted, MemberPane, PaneFate
-from cafleet.domain.agent import AgentStatus
 from cafleet.domain.errors import NotFound, Unavailable
+from cafleet.domain.fleet import AgentStatus
 from support.pane_rig import ENTER, PaneRig, text
 
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from cafleet.application.gathering import Gathering, Gatherings
+from cafleet.application.panes.gathering import Gathering, Gatherings
 
 
 def run_parties(gathering: Gathering[int, int], work: list[object]) -> dict[object, object]:

@@ -10,13 +10,13 @@ from collections.abc import Callable
 import pytest
 
 from cafleet.adapters.fake.queue_drains import RecordingDrains
-from cafleet.application.delivery_queue import (
+from cafleet.application.fleets import FleetCreated
+from cafleet.application.messaging.queue import (
     HOLD_POLL_SECONDS,
     HOLD_WATCH_SECONDS,
     UNANSWERED_WATCH_SECONDS,
 )
-from cafleet.application.fleets import FleetCreated
-from cafleet.application.messaging import MessagingService
+from cafleet.application.messaging.service import MessagingService
 from cafleet.domain.delivery import (
     INTERRUPTED,
     QUEUED,
@@ -105,7 +105,7 @@ class Team:
         return self.director_pane
 
     def drain(self, agent_id: int, watch: float = 0.0) -> None:
-        """What the drainer a held delivery starts does (`python -m cafleet.drain`)."""
+        """What the drainer a held delivery starts does (`python -m cafleet.entrypoints.processes.drain`)."""
         self.messaging.drain_queued([agent_id], watch)
 
 

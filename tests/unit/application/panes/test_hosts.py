@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from cafleet.application.keystrokes import Keystrokes
-from cafleet.application.members import ListMode, MemberService
+from cafleet.application.members.registry import ListMode, MemberService
+from cafleet.application.panes.keystrokes import Keystrokes
 from cafleet.application.ports import PushTarget
 from cafleet.domain.delivery import DeliveryState
 from cafleet.domain.errors import Unavailable

@@ -4,7 +4,7 @@ and the submit verified where the profile knows the composer."""
 from __future__ import annotations
 
 from cafleet.adapters.fake.pane_driver import FakePane
-from cafleet.application.keystrokes import SUBMIT_CHECK_SECONDS, SUBMIT_RETRIES, Keystrokes
+from cafleet.application.panes.keystrokes import SUBMIT_CHECK_SECONDS, SUBMIT_RETRIES, Keystrokes
 from cafleet.domain.delivery import PushOutcome
 from cafleet.domain.placement import CodingAgent
 from support.pane_rig import ENTER, SUBMIT_DELAYS, PaneRig, paste, target

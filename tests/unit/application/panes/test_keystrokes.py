@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cafleet.application.keystrokes import Keystrokes, lock_key
+from cafleet.application.panes.keystrokes import Keystrokes, lock_key
 from cafleet.application.ports import PushTarget
 from cafleet.domain.delivery import Channel, DeliveryState, PushOutcome, Residue
 from cafleet.domain.errors import Unavailable

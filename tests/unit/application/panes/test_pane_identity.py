@@ -7,10 +7,10 @@ import pytest
 
 from cafleet.adapters.fake.locator import FakePaneLocator
 from cafleet.application.fleets import FleetCreated, FleetService, PaneFate
-from cafleet.application.members import ListMode, MemberService
-from cafleet.domain.agent import AgentStatus
+from cafleet.application.members.registry import ListMode, MemberService
 from cafleet.domain.delivery import DeliveryState
 from cafleet.domain.errors import Invalid
+from cafleet.domain.fleet import AgentStatus
 from cafleet.domain.panes import PaneGone
 from cafleet.domain.placement import CodingAgent, Multiplexer, PaneLocation, PaneState
 from support.pane_rig import DIRECTOR_PANE, ENTER, SOCKET, WINDOW, Member, PaneRig, text

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cafleet.adapters.notify.pane import PaneNotifier
+from cafleet.application.panes.notifier import PaneNotifier
 from cafleet.application.ports import Announcement
 from cafleet.domain.delivery import Channel, DeliveryState, PushOutcome
 from cafleet.domain.message import MessageState

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cafleet.adapters.fake.pane_driver import FakePane
-from cafleet.application.teardown import Closing, PaneClosing
+from cafleet.application.panes.teardown import Closing, PaneClosing
 from cafleet.domain.errors import Unavailable
 from cafleet.domain.placement import CodingAgent
 from support.pane_rig import ENTER, SUBMIT_DELAYS, PaneRig, target, text

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from cafleet.application.ports import ProcessIdentity
-from cafleet.application.relay import RelayClient, RelayDuties, RelayService
+from cafleet.application.relay.service import RelayClient, RelayDuties, RelayService
 from cafleet.domain.delivery import DeliveryState
 from cafleet.domain.errors import Conflict, NotFound, Unavailable
 from cafleet.domain.relay import RELAY_ALIVE_SECONDS, PaneVerb, RequestState, relay_note

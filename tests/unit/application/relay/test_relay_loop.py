@@ -9,7 +9,7 @@ from collections.abc import Callable
 import pytest
 
 from cafleet.application.ports import WorkSignals
-from cafleet.application.relay import (
+from cafleet.application.relay.service import (
     PolledWork,
     RelayClient,
     RelayDuties,

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from cafleet.adapters.agents.skills import FilesystemSkillInstaller
 from cafleet.adapters.fake.clock import FakeClock
 from cafleet.adapters.fake.store import MemoryStore
-from cafleet.adapters.skills.installer import FilesystemSkillInstaller
 from cafleet.application.setup import SkillsService, shown
 from cafleet.composition import Components
 from cafleet.domain.agents.homes import AgentHomes

@@ -338,8 +338,19 @@ def test_dialog_signs(profile, screen: str, sign: str | None) -> None:  # type: 
 
 
 def test_claude_hook_settings_record_four_events_and_wait_for_mail_on_stop() -> None:
-    record = ["/opt/py bin/python", "-m", "cafleet.hook", "/run/pads/1-7/events"]
-    wait = ["/opt/py bin/python", "-m", "cafleet.hook", "wait", "/run/pads/1-7"]
+    record = [
+        "/opt/py bin/python",
+        "-m",
+        "cafleet.entrypoints.processes.hook",
+        "/run/pads/1-7/events",
+    ]
+    wait = [
+        "/opt/py bin/python",
+        "-m",
+        "cafleet.entrypoints.processes.hook",
+        "wait",
+        "/run/pads/1-7",
+    ]
 
     text = CLAUDE.hook_settings(record, wait)
 

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from cafleet.adapters.fake.locator import FakePaneLocator
-from cafleet.domain.agent import AgentStatus
+from cafleet.domain.fleet import AgentStatus
 from cafleet.domain.placement import CodingAgent, Multiplexer
 
 TS = "2026-01-01T08:00:00.000000+00:00"

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from cafleet.domain.agent import CardKind
+from cafleet.domain.fleet import CardKind
 from cafleet.domain.placement import CodingAgent, Multiplexer
 
 TS = "2026-01-01T08:00:00.000000+00:00"
@@ -543,9 +543,9 @@ def test_nudge_checks_the_body_before_anything_else(run, made) -> None:
 def test_a_member_whose_hooks_are_off_says_so_in_its_status() -> None:
     from datetime import UTC, datetime
 
-    from cafleet.application.members import MemberView
-    from cafleet.domain.agent import Agent, AgentKind
+    from cafleet.application.members.registry import MemberView
     from cafleet.domain.agents.status import AgentStatus, StatusReport
+    from cafleet.domain.fleet import Agent, AgentKind
     from cafleet.entrypoints.cli.member_registry import agent_word, member_json
 
     now = datetime(2026, 1, 1, 8, 0, tzinfo=UTC)

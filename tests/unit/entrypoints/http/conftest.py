@@ -23,8 +23,8 @@ from cafleet.adapters.fake.pane_driver import FakePaneDriver
 from cafleet.adapters.fake.process import FakeProcess
 from cafleet.application.fleets import FleetCreated
 from cafleet.composition.container import Container, build_fake_container
-from cafleet.domain.agent import Agent, CardKind
 from cafleet.domain.delivery import DeliveryState
+from cafleet.domain.fleet import Agent, CardKind
 from cafleet.domain.message import Message
 from cafleet.domain.monitor import MonitorSchedule
 from cafleet.domain.placement import CodingAgent, Placement

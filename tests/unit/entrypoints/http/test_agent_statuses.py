@@ -9,9 +9,9 @@ import pytest
 from dependency_injector import providers
 
 from cafleet.adapters.fake.launch_pads import FakeLaunchPad, FakeLaunchPads
-from cafleet.application.admin import STATUS_SECONDS, AdminService
-from cafleet.application.admin_views import FleetEvent
-from cafleet.application.members import ListMode
+from cafleet.application.admin.service import STATUS_SECONDS, AdminService
+from cafleet.application.admin.views import FleetEvent
+from cafleet.application.members.registry import ListMode
 from cafleet.domain.agents.status import AgentStatus, HookEvent, StatusReport
 
 

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from cafleet.domain.agent import CardKind
+from cafleet.domain.fleet import CardKind
 
 ISO_UTC_MICROS = r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00$"
 

@@ -9,7 +9,7 @@ import pytest
 from dependency_injector import providers
 
 from cafleet.adapters.fake.store import CommitRefusal
-from cafleet.application.delivery_queue import queue_key
+from cafleet.application.messaging.queue import queue_key
 from cafleet.application.ports import PushTarget
 from cafleet.domain.delivery import DeliveryState
 from cafleet.domain.errors import Unavailable

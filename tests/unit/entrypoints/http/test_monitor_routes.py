@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from cafleet.domain.agent import CardKind
+from cafleet.domain.fleet import CardKind
 from cafleet.domain.monitor import MonitorRuntime
 
 RUNTIME_FIELDS = {

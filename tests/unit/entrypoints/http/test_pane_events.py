@@ -12,7 +12,7 @@ import pytest
 from dependency_injector import providers
 
 from cafleet.adapters.fake.clock import FakeClock
-from cafleet.application.pane_watch import TOO_MANY_PANES, PaneWatch, screens_of
+from cafleet.application.admin.pane_watch import TOO_MANY_PANES, PaneWatch, screens_of
 from cafleet.entrypoints.http.events import (
     MAX_WATCHED,
     WATCH_SYNTAX,

@@ -10,7 +10,7 @@ from cafleet.adapters.fake.clock import FakeClock
 from cafleet.adapters.fake.codex_threads import FakeCodexThreads
 from cafleet.adapters.fake.launch_pads import FakeLaunchPad, FakeLaunchPads
 from cafleet.adapters.fake.pane_driver import FakePaneDrivers
-from cafleet.application.agent_status import AgentStatusReader
+from cafleet.application.members.status import AgentStatusReader
 from cafleet.application.ports import AgentThread, LauncherStatus
 from cafleet.domain.agents.profile import SESSION_FILE, SPAWN_FILE, SpawnFacts
 from cafleet.domain.agents.registry import AgentProfiles

@@ -12,10 +12,10 @@ from cafleet.adapters.fake.clock import FakeClock
 from cafleet.adapters.fake.codex_threads import FakeCodexThreads
 from cafleet.adapters.fake.launch_pads import FakeLaunchPad, FakeLaunchPads
 from cafleet.adapters.fake.pane_driver import FakePane, FakePaneDrivers, ThreadLocks
-from cafleet.adapters.notify.pane import PaneNotifier
-from cafleet.application.channels import ChannelLadder, channel_ladder
-from cafleet.application.herdr_channel import HerdrPromptChannel
-from cafleet.application.keystrokes import KeystrokeSender
+from cafleet.application.messaging.channels import ChannelLadder, channel_ladder
+from cafleet.application.messaging.herdr_channel import HerdrPromptChannel
+from cafleet.application.panes.keystrokes import KeystrokeSender
+from cafleet.application.panes.notifier import PaneNotifier
 from cafleet.application.ports import Announcement, PushTarget
 from cafleet.domain.agents.registry import AgentProfiles, ProfileOverrides
 from cafleet.domain.delivery import Channel, DeliveryState, describe_skip

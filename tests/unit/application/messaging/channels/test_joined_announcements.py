@@ -11,7 +11,7 @@ import pytest
 from cafleet.adapters.fake.clock import FakeClock
 from cafleet.adapters.fake.codex_threads import FakeCodexThreads
 from cafleet.adapters.fake.launch_pads import FakeLaunchPad, FakeLaunchPads
-from cafleet.application.channels import channel_ladder
+from cafleet.application.messaging.channels import channel_ladder
 from cafleet.application.ports import Announcement, PushTarget
 from cafleet.domain.agents.profile import SESSION_FILE, TRANSCRIPT_FILE
 from cafleet.domain.agents.registry import AgentProfiles, ProfileOverrides

@@ -11,7 +11,7 @@ import pytest
 from cafleet.adapters.fake.clock import FakeClock
 from cafleet.adapters.fake.codex_threads import FakeCodexThreads
 from cafleet.adapters.fake.launch_pads import EPOCH, FakeLaunchPad, FakeLaunchPads
-from cafleet.application.channels import (
+from cafleet.application.messaging.channels import (
     CLAIM_SECONDS,
     ChannelLadder,
     ClaudeHookChannel,

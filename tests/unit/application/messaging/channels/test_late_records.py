@@ -16,10 +16,10 @@ import pytest
 from cafleet.adapters.fake.clock import FakeClock
 from cafleet.adapters.fake.codex_threads import FakeCodexThreads
 from cafleet.adapters.fake.launch_pads import FakeLaunchPad, FakeLaunchPads
-from cafleet.application.agent_status import AgentStatusReader
-from cafleet.application.channels import channel_ladder
+from cafleet.application.members.status import AgentStatusReader
+from cafleet.application.messaging.channels import channel_ladder
+from cafleet.application.messaging.receipts import ReceiptReader
 from cafleet.application.ports import Announcement, PushTarget
-from cafleet.application.receipts import ReceiptReader
 from cafleet.domain.agents.profile import SESSION_FILE, SPAWN_FILE, SpawnFacts
 from cafleet.domain.agents.registry import AgentProfiles
 from cafleet.domain.agents.status import AgentStatus, HookEvent, StatusReport

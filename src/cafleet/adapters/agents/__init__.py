@@ -1,0 +1,1 @@
+"""The coding agents' own files and programs."""

@@ -1,0 +1,1 @@
+"""The stores: stdlib sqlite3, the portable SQLAlchemy Core store, PostgreSQL."""

@@ -1,0 +1,1 @@
+"""The portable SQLAlchemy Core store: the Alembic target, and PostgreSQL's repositories."""

@@ -1,0 +1,1 @@
+"""This machine: clock, processes, hosts, git (standard library only)."""

@@ -1,0 +1,1 @@
+"""What the WebUI reads and does."""

@@ -1,0 +1,1 @@
+"""Members: the registry, spawning and readiness, removal, status, their panes."""

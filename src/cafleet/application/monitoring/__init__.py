@@ -1,0 +1,1 @@
+"""The monitor: its loop, schedules and the slot only one loop holds."""

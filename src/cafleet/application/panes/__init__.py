@@ -1,0 +1,1 @@
+"""The one way anything touches a pane: keystrokes, steps, gatherings, teardown."""

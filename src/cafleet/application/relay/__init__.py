@@ -1,0 +1,1 @@
+"""The relay: panes on another host, driven through the store."""

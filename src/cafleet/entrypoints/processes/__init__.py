@@ -1,0 +1,1 @@
+"""The programs CAFleet starts itself (`python -m ...`); never typed by a user."""
