@@ -23,7 +23,7 @@ from typing import Any, Protocol, TypeVar
 from cafleet.adapters.fake.pane_driver import FakePaneDriver
 from cafleet.adapters.herdr.driver import HerdrPaneDriver
 from cafleet.adapters.tmux.driver import TmuxPaneDriver
-from cafleet.application.ports import PaneDriver
+from cafleet.application.ports.panes import PaneDriver
 from cafleet.domain.panes import strip_ansi
 from support.tmux import TmuxServer, clean_environment
 

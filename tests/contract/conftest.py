@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from cafleet.application.ports import UnitOfWorkFactory
+from cafleet.application.ports.store import UnitOfWorkFactory
 
 from .backends import Backend, TmuxBackend, make_backend
 from .stores import BUILDERS, StorePlace

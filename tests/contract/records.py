@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from datetime import UTC, datetime, timedelta, timezone
 
-from cafleet.application.ports import UnitOfWork
+from cafleet.application.ports.store import UnitOfWork
 from cafleet.domain.fleet import Agent, Fleet
 
 T0 = datetime(2026, 12, 2, 8, 0, tzinfo=UTC)

@@ -21,7 +21,7 @@ from cafleet.adapters.store.sqlalchemy.engine import open_engine
 from cafleet.adapters.store.sqlalchemy.unit_of_work import SqlUnitOfWorkFactory, sqlite_rules
 from cafleet.adapters.store.sqlite.schema import migrate
 from cafleet.adapters.store.sqlite.unit_of_work import DirectUnitOfWorkFactory
-from cafleet.application.ports import UnitOfWorkFactory
+from cafleet.application.ports.store import UnitOfWorkFactory
 from cafleet.domain.errors import CafleetError
 
 

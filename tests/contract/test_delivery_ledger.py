@@ -8,7 +8,7 @@ from datetime import timedelta
 
 import pytest
 
-from cafleet.application.ports import UnitOfWork, UnitOfWorkFactory
+from cafleet.application.ports.store import UnitOfWork, UnitOfWorkFactory
 from cafleet.domain.delivery import Channel, Delivery, DeliveryState
 from cafleet.domain.fleet import Fleet
 from cafleet.domain.message import Message, broadcast_summary, unicast

@@ -8,7 +8,7 @@ from datetime import datetime
 
 import pytest
 
-from cafleet.application.ports import UnitOfWorkFactory
+from cafleet.application.ports.store import UnitOfWorkFactory
 from cafleet.domain.fleet import Agent, AgentStatus, CardKind, Fleet
 from cafleet.domain.placement import CodingAgent, Multiplexer, Placement
 

@@ -7,7 +7,12 @@ from dataclasses import replace
 
 import pytest
 
-from cafleet.application.ports import Activity, ConversationMark, UnitOfWork, UnitOfWorkFactory
+from cafleet.application.ports.store import (
+    Activity,
+    ConversationMark,
+    UnitOfWork,
+    UnitOfWorkFactory,
+)
 from cafleet.domain.delivery import Delivery, DeliveryState
 from cafleet.domain.message import Message, MessageState, MessageType, broadcast_summary, unicast
 

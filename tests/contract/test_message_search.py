@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from cafleet.application.ports import UnitOfWork, UnitOfWorkFactory
+from cafleet.application.ports.store import UnitOfWork, UnitOfWorkFactory
 from cafleet.domain.errors import Invalid
 from cafleet.domain.message import broadcast_summary, unicast
 from cafleet.domain.search import HIGHLIGHT, SearchQuery

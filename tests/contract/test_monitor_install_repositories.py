@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from cafleet.application.ports import UnitOfWorkFactory
+from cafleet.application.ports.store import UnitOfWorkFactory
 from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule
 from cafleet.domain.skills import SkillInstall
 

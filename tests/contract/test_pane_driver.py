@@ -507,7 +507,7 @@ def test_claim_of_a_missing_pane_raises_pane_gone(backend: Backend) -> None:
 def test_a_label_is_reported_as_the_panes_title_and_a_later_one_replaces_it(
     backend: Backend,
 ) -> None:
-    from cafleet.application.ports import PaneLabels
+    from cafleet.application.ports.panes import PaneLabels
 
     pane_id = backend.spawn_agent()
     driver = backend.driver
@@ -525,7 +525,7 @@ def test_a_label_is_reported_as_the_panes_title_and_a_later_one_replaces_it(
 
 
 def test_labelling_a_gone_pane_is_pane_gone(backend: Backend) -> None:
-    from cafleet.application.ports import PaneLabels
+    from cafleet.application.ports.panes import PaneLabels
 
     pane_id = backend.spawn_agent()
     assert backend.driver.kill(pane_id)

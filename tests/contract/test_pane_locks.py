@@ -18,7 +18,7 @@ import pytest
 
 from cafleet.adapters.fake.pane_driver import ThreadLocks
 from cafleet.adapters.runtime.locks import FileLocks, runtime_directory
-from cafleet.application.ports import PaneLocks
+from cafleet.application.ports.panes import PaneLocks
 from cafleet.domain.errors import Unavailable
 
 SHORT = 0.2

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cafleet.application.ports import UnitOfWorkFactory
+from cafleet.application.ports.store import UnitOfWorkFactory
 from cafleet.domain.agents.status import AgentStatus, StatusReport
 from cafleet.domain.placement import Multiplexer, PaneLocation, PaneState
 from cafleet.domain.relay import PaneReport, PaneVerb, RelayBeat, RelayRequest, RequestState

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cafleet.application.ports import UnitOfWorkFactory
+from cafleet.application.ports.store import UnitOfWorkFactory
 from cafleet.domain.skills import SkillInstall
 
 from .records import T0, agents, fleet

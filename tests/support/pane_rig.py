@@ -35,7 +35,9 @@ from cafleet.application.panes.gathering import Gatherings
 from cafleet.application.panes.keystrokes import KeystrokeSender
 from cafleet.application.panes.notifier import PaneNotifier
 from cafleet.application.panes.teardown import PaneTeardown
-from cafleet.application.ports import AgentStarts, Notifier, PaneLocks, PushTarget, QueueDrains
+from cafleet.application.ports.agents import AgentStarts
+from cafleet.application.ports.delivery import Notifier, QueueDrains
+from cafleet.application.ports.panes import PaneLocks
 from cafleet.application.relay.service import RelayClient
 from cafleet.domain.agents.profile import ReadyRule
 from cafleet.domain.agents.registry import PROFILES, AgentProfiles, ProfileOverrides
@@ -43,7 +45,7 @@ from cafleet.domain.delivery import Channel, Delivery
 from cafleet.domain.fleet import Agent, CardKind, Fleet
 from cafleet.domain.monitor import MonitorSchedule
 from cafleet.domain.panes import Key, PaneInfo
-from cafleet.domain.placement import CodingAgent, Multiplexer, PaneLocation, Placement
+from cafleet.domain.placement import CodingAgent, Multiplexer, PaneLocation, Placement, PushTarget
 
 START = datetime(2026, 1, 1, 8, 0, tzinfo=UTC)
 SOCKET = "unit-tmux.sock"

@@ -6,10 +6,9 @@ import pytest
 
 from cafleet.adapters.fake.store import MemoryStore
 from cafleet.application.members.registry import ListMode
-from cafleet.application.ports import PushTarget
 from cafleet.composition.container import build_fake_container
 from cafleet.domain.delivery import DeliveryState
-from cafleet.domain.placement import CodingAgent, Multiplexer
+from cafleet.domain.placement import CodingAgent, Multiplexer, PushTarget
 from cafleet.settings import Settings
 
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from cafleet.adapters.system.hosts import this_host
-from cafleet.application.ports import PaneLocator
+from cafleet.application.ports.panes import PaneLocator
 from cafleet.domain.multiplexer import resolve_multiplexer
 from cafleet.domain.placement import Multiplexer, PaneLocation
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from cafleet.adapters.runtime.locks import runtime_directory
 from cafleet.adapters.system.hosts import this_host
-from cafleet.application.ports import PaneDriver, PaneDrivers
+from cafleet.application.ports.panes import PaneDriver, PaneDrivers
 from cafleet.domain.panes import PaneElsewhere
 from cafleet.domain.placement import Multiplexer
 

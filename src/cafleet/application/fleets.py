@@ -8,13 +8,9 @@ from enum import StrEnum
 
 from cafleet.application.members.removal import DEFAULT_EXIT_TIMEOUT_SECONDS
 from cafleet.application.panes.teardown import Closing, PaneTeardown
-from cafleet.application.ports import (
-    Clock,
-    PaneDrivers,
-    PaneLocator,
-    PushTarget,
-    UnitOfWorkFactory,
-)
+from cafleet.application.ports.panes import PaneDrivers, PaneLocator
+from cafleet.application.ports.store import UnitOfWorkFactory
+from cafleet.application.ports.system import Clock
 from cafleet.application.relay.service import RelayClient
 from cafleet.domain.errors import CafleetError, NotFound, Unavailable
 from cafleet.domain.fleet import (
@@ -27,7 +23,7 @@ from cafleet.domain.fleet import (
     administrator_description,
 )
 from cafleet.domain.monitor import DIRECTOR_INTERVAL_SECONDS, MonitorSchedule
-from cafleet.domain.placement import CodingAgent, Placement, director_placement
+from cafleet.domain.placement import CodingAgent, Placement, PushTarget, director_placement
 from cafleet.domain.relay import RELAY_MARGIN_SECONDS, PaneVerb, RelayRequest, payload, values_of
 
 

@@ -12,7 +12,7 @@ from cafleet.application.lookups import (
     existing_fleet,
     not_a_member,
 )
-from cafleet.application.ports import UnitOfWork
+from cafleet.application.ports.store import UnitOfWork
 from cafleet.domain.fleet import Agent, Fleet
 from cafleet.domain.identity import MemberCredential
 

@@ -7,7 +7,7 @@ outside the caller's fleet.
 
 from __future__ import annotations
 
-from cafleet.application.ports import UnitOfWork
+from cafleet.application.ports.store import UnitOfWork
 from cafleet.domain.errors import NotFound
 from cafleet.domain.fleet import Agent, Fleet
 from cafleet.domain.message import Message

@@ -7,7 +7,9 @@ from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
-from cafleet.application.ports import Clock, SkillInstaller, UnitOfWorkFactory
+from cafleet.application.ports.agents import SkillInstaller
+from cafleet.application.ports.store import UnitOfWorkFactory
+from cafleet.application.ports.system import Clock
 from cafleet.domain.agents.custom import DEMO_AGENT, DEMO_AGENT_FLAGS
 from cafleet.domain.skills import AGENT_HOMES, SKILL_NAMES, SkillHome, SkillInstall
 

@@ -36,23 +36,11 @@ if TYPE_CHECKING:
     from cafleet.application.panes.gathering import Gatherings
     from cafleet.application.panes.keystrokes import KeystrokeSender
     from cafleet.application.panes.teardown import PaneTeardown
-    from cafleet.application.ports import (
-        AgentStarts,
-        AgentStateFeeds,
-        Clock,
-        CodexThreads,
-        LaunchPads,
-        LoopMarks,
-        Notifier,
-        PaneDrivers,
-        PaneLocator,
-        PaneLocks,
-        ProcessIdentity,
-        Programs,
-        QueueDrains,
-        Resumption,
-        UnitOfWorkFactory,
-    )
+    from cafleet.application.ports.agents import AgentStarts, CodexThreads, LaunchPads, Programs
+    from cafleet.application.ports.delivery import Notifier, QueueDrains, Resumption
+    from cafleet.application.ports.panes import AgentStateFeeds, PaneDrivers, PaneLocator, PaneLocks
+    from cafleet.application.ports.store import UnitOfWorkFactory
+    from cafleet.application.ports.system import Clock, LoopMarks, ProcessIdentity
     from cafleet.application.relay.service import RelayClient, RelayService
     from cafleet.application.setup import SkillsService
     from cafleet.domain.agents.grants import DirectorGrant

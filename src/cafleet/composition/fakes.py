@@ -20,7 +20,7 @@ from cafleet.adapters.fake.programs import FakePrograms
 from cafleet.adapters.fake.queue_drains import RecordingDrains
 from cafleet.adapters.fake.state_feeds import FakeStateFeeds
 from cafleet.adapters.fake.store import MemoryStore
-from cafleet.application.ports import Notifier
+from cafleet.application.ports.delivery import Notifier
 from cafleet.composition.components import Adapters
 
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from cafleet.application.ports import PaneDrivers, PaneLocator
+from cafleet.application.ports.panes import PaneDrivers, PaneLocator
 from cafleet.domain.errors import CafleetError
 from cafleet.domain.placement import PaneLocation
 from cafleet.domain.relay import PaneVerb, RelayRequest

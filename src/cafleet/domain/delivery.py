@@ -6,6 +6,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 
+from cafleet.domain.placement import PushTarget
+from cafleet.domain.preview import preview
+
 
 class DeliveryState(StrEnum):
     PENDING = "pending"
@@ -232,3 +235,28 @@ class Delivery:
             replace(self.settled(step, at), attempt=self.attempt + n)
             for n, step in enumerate(outcome.attempts)
         ]
+
+
+@dataclass(frozen=True)
+class Announcement:
+    """A committed message to announce in its recipient's pane."""
+
+    task_id: int
+    from_agent_id: int
+    created_at: datetime
+    text: str
+    target: PushTarget
+    # earlier unread messages to the recipient announced lately and not yet taken in
+    untaken: tuple[int, ...] = ()
+    in_reply_to: int | None = None  # the message this one answers
+
+    def preview(self, max_text_len: int) -> str:
+        """What the recipient's agent is shown, on any channel."""
+        return preview(
+            self.task_id,
+            self.from_agent_id,
+            self.created_at,
+            self.text,
+            max_text_len,
+            self.in_reply_to,
+        )

@@ -138,3 +138,36 @@ def director_placement(
         identity=pane.identity,
         host=pane.host,
     )
+
+
+@dataclass(frozen=True)
+class PushTarget:
+    """Everything needed to reach a recipient's pane, read inside the send transaction."""
+
+    agent_id: int
+    backend: Multiplexer
+    socket: str | None
+    pane_id: str
+    coding_agent: CodingAgent
+    agent_commands: tuple[str, ...] = ()
+    ready: bool = True  # False while the member's agent is still starting
+    launch_pad: str | None = None  # the member's private directory, for native channels
+    identity: str | None = None  # the pane's recorded identity (Placement.identity)
+    host: str | None = None  # the machine of the pane (Placement.host)
+
+    @staticmethod
+    def of(placement: Placement) -> PushTarget:
+        if placement.pane_id is None:
+            raise ValueError("a pending placement has no pane to push to")
+        return PushTarget(
+            agent_id=placement.agent_id,
+            backend=placement.backend,
+            socket=placement.socket,
+            pane_id=placement.pane_id,
+            coding_agent=placement.coding_agent,
+            agent_commands=placement.agent_commands,
+            ready=not placement.is_starting,
+            launch_pad=placement.launch_pad,
+            identity=placement.identity,
+            host=placement.host,
+        )

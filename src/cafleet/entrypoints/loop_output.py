@@ -7,7 +7,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import TypeVar
 
-from cafleet.application.ports import Clock
+from cafleet.application.ports.system import Clock
 from cafleet.domain.errors import CafleetError
 from cafleet.domain.terminal import escaped
 

@@ -20,7 +20,7 @@ import pytest
 
 from cafleet.adapters.fake.launch_pads import FakeLaunchPads
 from cafleet.adapters.runtime.launch_pads import DirectoryLaunchPad, RuntimeLaunchPads
-from cafleet.application.ports import HttpEndpoint, LauncherStatus
+from cafleet.application.ports.agents import HttpEndpoint, LauncherStatus
 from cafleet.domain.errors import Unavailable
 from cafleet.entrypoints.processes.hook import main as record_event
 

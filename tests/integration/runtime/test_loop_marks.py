@@ -13,7 +13,7 @@ import pytest
 
 from cafleet.adapters.runtime.loop_marks import FileLoopMarks
 from cafleet.adapters.runtime.mailbox import Mailbox
-from cafleet.application.ports import LoopMark
+from cafleet.application.ports.system import LoopMark
 from cafleet.domain.errors import Unavailable
 
 # no CAFLEET_*, multiplexer or agent-home variable of the outer shell leaks in

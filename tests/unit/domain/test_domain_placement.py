@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from cafleet.application.ports import PushTarget
 from cafleet.domain.panes import PaneInfo
 from cafleet.domain.placement import (
     CodingAgent,
@@ -12,6 +11,7 @@ from cafleet.domain.placement import (
     PaneLocation,
     PaneState,
     Placement,
+    PushTarget,
 )
 from cafleet.domain.placement import director_placement as director
 

@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from cafleet.application.ports import AgentThread, CodexThreads
+from cafleet.application.ports.agents import AgentThread, CodexThreads
 from cafleet.domain.agents.status import AgentStatus, StatusReport
 from cafleet.domain.preview import previewed_tasks
 

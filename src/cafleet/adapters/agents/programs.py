@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Mapping
 
-from cafleet.application.ports import Programs
+from cafleet.application.ports.agents import Programs
 
 
 class SystemPrograms(Programs):

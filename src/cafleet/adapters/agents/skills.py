@@ -15,7 +15,7 @@ import shutil
 import uuid
 from pathlib import Path
 
-from cafleet.application.ports import SkillInstaller
+from cafleet.application.ports.agents import SkillInstaller
 from cafleet.domain.agents.homes import AgentHomes
 from cafleet.domain.errors import Invalid, Unavailable
 from cafleet.domain.skills import AGENT_HOMES, SKILL_NAMES, SkillHome, SkillsCopied

@@ -14,7 +14,7 @@ import os
 from collections.abc import Collection, Mapping
 from pathlib import Path
 
-from cafleet.application.ports import AgentStarts
+from cafleet.application.ports.agents import AgentStarts
 
 MAX_ANCESTORS = 64  # a deeper chain is not a tool's: give up
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 
-from cafleet.application.ports import AgentStarts
+from cafleet.application.ports.agents import AgentStarts
 
 
 class FakeAgentStarts(AgentStarts):

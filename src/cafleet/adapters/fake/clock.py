@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from cafleet.application.ports import Clock
+from cafleet.application.ports.system import Clock
 
 
 class FakeClock(Clock):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from cafleet.application.ports import AgentThread, CodexThreads
+from cafleet.application.ports.agents import AgentThread, CodexThreads
 from cafleet.domain.agents.status import StatusReport
 
 

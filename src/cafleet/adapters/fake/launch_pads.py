@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from cafleet.application.ports import HttpEndpoint, LauncherStatus, LaunchPad, LaunchPads
+from cafleet.application.ports.agents import HttpEndpoint, LauncherStatus, LaunchPad, LaunchPads
 from cafleet.domain.agents.status import HookEvent
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cafleet.application.ports import PaneLocator
+from cafleet.application.ports.panes import PaneLocator
 from cafleet.domain.errors import Unavailable
 from cafleet.domain.placement import Multiplexer, PaneLocation
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from cafleet.application.ports import LoopMark, LoopMarks
+from cafleet.application.ports.system import LoopMark, LoopMarks
 
 
 @dataclass

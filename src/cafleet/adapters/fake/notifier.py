@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from cafleet.application.ports import Announcement, Notifier
-from cafleet.domain.delivery import PushOutcome
+from cafleet.application.ports.delivery import Notifier
+from cafleet.domain.delivery import Announcement, PushOutcome
 
 
 class RecordingNotifier(Notifier):

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from cafleet.application.panes.steps import OneByOne, label_each
-from cafleet.application.ports import (
+from cafleet.application.ports.panes import (
     PaneBatches,
     PaneDriver,
     PaneDrivers,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cafleet.application.ports import ProcessIdentity
+from cafleet.application.ports.system import ProcessIdentity
 
 FAKE_PID = 4242
 FAKE_HOST = "fake-host"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from cafleet.application.ports import Programs
+from cafleet.application.ports.agents import Programs
 
 
 class FakePrograms(Programs):

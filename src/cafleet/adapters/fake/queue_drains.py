@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cafleet.application.ports import QueueDrains
+from cafleet.application.ports.delivery import QueueDrains
 
 
 class RecordingDrains(QueueDrains):

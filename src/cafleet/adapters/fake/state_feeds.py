@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cafleet.application.ports import AgentStateFeed, AgentStateFeeds
+from cafleet.application.ports.panes import AgentStateFeed, AgentStateFeeds
 from cafleet.domain.placement import Multiplexer
 
 

@@ -17,7 +17,7 @@ from cafleet.adapters.fake.store_messages import MemoryMessages
 from cafleet.adapters.fake.store_operations import MemoryInstalls, MemoryMonitor, MemoryRelays
 from cafleet.adapters.fake.store_roster import MemoryAgents, MemoryFleets, MemoryPlacements
 from cafleet.adapters.fake.store_tables import MemoryTables
-from cafleet.application.ports import UnitOfWork, UnitOfWorkFactory
+from cafleet.application.ports.store import UnitOfWork, UnitOfWorkFactory
 from cafleet.domain.errors import CafleetError
 
 

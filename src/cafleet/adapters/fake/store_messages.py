@@ -8,7 +8,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from cafleet.adapters.fake.store_tables import MemoryTables, update_row
-from cafleet.application.ports import Activity, ConversationMark
+from cafleet.application.ports.store import Activity, ConversationMark
 from cafleet.domain.message import Message, MessageState, MessageType
 from cafleet.domain.search import SearchHit, SearchQuery, marked
 

@@ -47,7 +47,7 @@ from cafleet.adapters.runtime.launch_module import LAUNCH_MODULE
 from cafleet.adapters.runtime.locks import runtime_directory
 from cafleet.adapters.runtime.private_files import create_private
 from cafleet.application.panes.steps import label_each
-from cafleet.application.ports import (
+from cafleet.application.ports.panes import (
     AgentStates,
     LimitedCaptures,
     PaneDriver,

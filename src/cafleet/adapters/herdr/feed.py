@@ -47,7 +47,7 @@ from cafleet.adapters.herdr.client import (
 from cafleet.adapters.herdr.driver import pane_listing
 from cafleet.adapters.herdr.moves import MovedPanes
 from cafleet.adapters.herdr.turns import FinishedTurns
-from cafleet.application.ports import AgentStateFeed, AgentStateFeeds, FeedReading
+from cafleet.application.ports.panes import AgentStateFeed, AgentStateFeeds, FeedReading
 from cafleet.domain.errors import CafleetError, Unavailable
 from cafleet.domain.panes import PaneInfo
 from cafleet.domain.placement import Multiplexer

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 from cafleet.adapters.herdr.client import socket_path
 from cafleet.adapters.herdr.driver import HerdrPaneDriver
-from cafleet.application.ports import PaneLocator
+from cafleet.application.ports.panes import PaneLocator
 from cafleet.domain.errors import Unavailable
 from cafleet.domain.placement import PaneLocation
 

@@ -27,7 +27,7 @@ from cafleet.adapters.runtime.private_files import (
     read_private,
     touch_private,
 )
-from cafleet.application.ports import HttpEndpoint, LauncherStatus, LaunchPad, LaunchPads
+from cafleet.application.ports.agents import HttpEndpoint, LauncherStatus, LaunchPad, LaunchPads
 from cafleet.domain.agents.status import HookEvent
 from cafleet.domain.errors import Unavailable
 

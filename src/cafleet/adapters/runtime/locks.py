@@ -15,7 +15,7 @@ from cafleet.adapters.runtime.private_files import (
     private_directory,
     problem_of,
 )
-from cafleet.application.ports import PaneLocks
+from cafleet.application.ports.panes import PaneLocks
 from cafleet.domain.errors import Unavailable
 
 POLL_SECONDS = 0.02

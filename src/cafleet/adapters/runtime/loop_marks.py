@@ -17,7 +17,7 @@ from pathlib import Path
 from cafleet.adapters.runtime.locks import runtime_directory
 from cafleet.adapters.runtime.private_files import open_private
 from cafleet.adapters.system.liveness import hold_lock, lock_holder
-from cafleet.application.ports import LoopMark, LoopMarks
+from cafleet.application.ports.system import LoopMark, LoopMarks
 from cafleet.domain.errors import Unavailable
 
 CLAIM_BYTES = 1024

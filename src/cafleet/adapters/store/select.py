@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from cafleet.adapters.store.sqlite.schema import MigrationReport
-    from cafleet.application.ports import Clock, UnitOfWorkFactory, WorkSignals
+    from cafleet.application.ports.store import UnitOfWorkFactory, WorkSignals
+    from cafleet.application.ports.system import Clock
     from cafleet.settings import Settings
 
 

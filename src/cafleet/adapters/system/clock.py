@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime
 
-from cafleet.application.ports import Clock
+from cafleet.application.ports.system import Clock
 
 
 class SystemClock(Clock):

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from cafleet.application.ports import QueueDrains
+from cafleet.application.ports.delivery import QueueDrains
 from cafleet.domain.errors import CafleetError
 
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 from cafleet.adapters.system.hosts import this_host
 from cafleet.adapters.system.liveness import process_alive
-from cafleet.application.ports import ProcessIdentity
+from cafleet.application.ports.system import ProcessIdentity
 
 
 class SystemProcess(ProcessIdentity):

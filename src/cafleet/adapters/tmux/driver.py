@@ -37,7 +37,7 @@ from cafleet.adapters.tmux.formats import (
     trimmed,
 )
 from cafleet.adapters.tmux.server_reads import parsed, read_command
-from cafleet.application.ports import PaneBatches, PaneDriver, PaneLabels, Typing
+from cafleet.application.ports.panes import PaneBatches, PaneDriver, PaneLabels, Typing
 from cafleet.domain.errors import CafleetError, Unavailable
 from cafleet.domain.panes import Key, PaneGone, PaneInfo, PromptAnswer, ServerGone, is_runtime
 from cafleet.domain.placement import Multiplexer, PaneLocation

@@ -6,7 +6,7 @@ import shutil
 from collections.abc import Mapping
 
 from cafleet.adapters.tmux.driver import TmuxPaneDriver
-from cafleet.application.ports import PaneLocator
+from cafleet.application.ports.panes import PaneLocator
 from cafleet.domain.errors import Unavailable
 from cafleet.domain.placement import PaneLocation
 

@@ -21,7 +21,7 @@ from datetime import datetime
 from typing import Final
 
 from cafleet.application.members.panes import MemberPanes
-from cafleet.application.ports import Clock
+from cafleet.application.ports.system import Clock
 from cafleet.domain.errors import CafleetError, Unavailable
 
 TICK_SECONDS: Final = 0.5  # the event stream's own cadence

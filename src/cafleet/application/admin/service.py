@@ -34,7 +34,8 @@ from cafleet.application.members.registry import MemberService, MemberView
 from cafleet.application.messaging.search import SearchService
 from cafleet.application.messaging.service import MessagingService
 from cafleet.application.monitoring.service import MonitorService
-from cafleet.application.ports import Clock, UnitOfWork, UnitOfWorkFactory
+from cafleet.application.ports.store import UnitOfWork, UnitOfWorkFactory
+from cafleet.application.ports.system import Clock
 from cafleet.domain.agents.status import StatusReport
 from cafleet.domain.delivery import Delivery
 from cafleet.domain.errors import Invalid, NotFound

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
-from cafleet.application.ports import ConversationMark
+from cafleet.application.ports.store import ConversationMark
 from cafleet.domain.agents.status import StatusReport
 from cafleet.domain.delivery import Delivery
 from cafleet.domain.fleet import Agent, AgentKind

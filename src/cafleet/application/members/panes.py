@@ -12,20 +12,16 @@ from datetime import datetime
 from cafleet.application.lookups import active_agent, refuse_deleted_fleet
 from cafleet.application.members.shell import AgentServerShell
 from cafleet.application.panes.keystrokes import Keystrokes, KeystrokeSender
-from cafleet.application.ports import (
-    Clock,
-    LimitedCaptures,
-    PaneDrivers,
-    PushTarget,
-    UnitOfWork,
-    UnitOfWorkFactory,
-)
+from cafleet.application.ports.panes import LimitedCaptures, PaneDrivers
+from cafleet.application.ports.store import UnitOfWork, UnitOfWorkFactory
+from cafleet.application.ports.system import Clock
 from cafleet.application.relay.service import RelayClient
 from cafleet.domain.delivery import DeliveryState, PushOutcome, describe_skip
 from cafleet.domain.digests import sha256_hex
 from cafleet.domain.errors import Invalid, NotFound, Unavailable
 from cafleet.domain.fleet import Agent
 from cafleet.domain.panes import PaneGone, ours, strip_ansi
+from cafleet.domain.placement import PushTarget
 from cafleet.domain.relay import PaneVerb, RelayRequest
 
 

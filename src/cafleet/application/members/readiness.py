@@ -16,7 +16,9 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 
-from cafleet.application.ports import Clock, LaunchPad, PaneDriver, ScreenWaits
+from cafleet.application.ports.agents import LaunchPad
+from cafleet.application.ports.panes import PaneDriver, ScreenWaits
+from cafleet.application.ports.system import Clock
 from cafleet.domain.agents.claude import PROMPT_TAKEN
 from cafleet.domain.agents.profile import SESSION_FILE, AgentProfile, ReadyRule
 from cafleet.domain.agents.screen import letters_and_digits, prompt_mark, screen_shows

@@ -9,14 +9,9 @@ from enum import Enum
 
 from cafleet.application.lookups import active_agent, agent_of_fleet, existing_fleet
 from cafleet.application.members.status import AgentStatusReader
-from cafleet.application.ports import (
-    Activity,
-    AgentStates,
-    Clock,
-    PaneDrivers,
-    UnitOfWork,
-    UnitOfWorkFactory,
-)
+from cafleet.application.ports.panes import AgentStates, PaneDrivers
+from cafleet.application.ports.store import Activity, UnitOfWork, UnitOfWorkFactory
+from cafleet.application.ports.system import Clock
 from cafleet.domain.agents.status import StatusReport
 from cafleet.domain.errors import CafleetError
 from cafleet.domain.fleet import Agent, AgentKind

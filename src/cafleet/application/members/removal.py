@@ -7,10 +7,12 @@ from dataclasses import dataclass
 
 from cafleet.application.lookups import active_agent, refuse_deleted_fleet
 from cafleet.application.panes.teardown import Closing, PaneClosing, PaneTeardown
-from cafleet.application.ports import Clock, PaneDrivers, PushTarget, UnitOfWorkFactory
+from cafleet.application.ports.panes import PaneDrivers
+from cafleet.application.ports.store import UnitOfWorkFactory
+from cafleet.application.ports.system import Clock
 from cafleet.application.relay.service import RelayClient
 from cafleet.domain.errors import CafleetError, NotFound, Unavailable
-from cafleet.domain.placement import Placement
+from cafleet.domain.placement import Placement, PushTarget
 from cafleet.domain.relay import (
     RELAY_MARGIN_SECONDS,
     PaneVerb,

@@ -13,9 +13,11 @@ from cafleet.application.panes.keystroke_checks import (
     SHELL_IDLE_POLL_SECONDS,
     SHELL_IDLE_WAIT_SECONDS,
 )
-from cafleet.application.ports import Clock, LaunchPads, PushTarget
+from cafleet.application.ports.agents import LaunchPads
+from cafleet.application.ports.system import Clock
 from cafleet.domain.agents.registry import AgentProfiles
 from cafleet.domain.delivery import DeliveryState, PushOutcome, SkipReason
+from cafleet.domain.placement import PushTarget
 
 # Only the command's acceptance is awaited: the server answers when it ends, and a command
 # still running after this long keeps running (its session shows busy).

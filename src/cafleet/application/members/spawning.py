@@ -19,18 +19,10 @@ from cafleet.application.identity import proven
 from cafleet.application.lookups import refuse_deleted_fleet
 from cafleet.application.members.readiness import StartWatch, StartWatcher
 from cafleet.application.members.titles import PaneTitles
-from cafleet.application.ports import (
-    AgentStarts,
-    Clock,
-    LaunchPad,
-    LaunchPads,
-    PaneDriver,
-    PaneDrivers,
-    PaneLabels,
-    Programs,
-    UnitOfWork,
-    UnitOfWorkFactory,
-)
+from cafleet.application.ports.agents import AgentStarts, LaunchPad, LaunchPads, Programs
+from cafleet.application.ports.panes import PaneDriver, PaneDrivers, PaneLabels
+from cafleet.application.ports.store import UnitOfWork, UnitOfWorkFactory
+from cafleet.application.ports.system import Clock
 from cafleet.application.relay.service import RelayClient, beat_of, no_relay
 from cafleet.domain.agents.custom import (
     DEMO_AGENT_FLAGS,

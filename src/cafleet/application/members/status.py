@@ -16,7 +16,9 @@ from __future__ import annotations
 from datetime import datetime
 
 from cafleet.application.messaging.channels import known_session, known_transcript
-from cafleet.application.ports import Clock, CodexThreads, LaunchPad, LaunchPads, PaneDrivers
+from cafleet.application.ports.agents import CodexThreads, LaunchPad, LaunchPads
+from cafleet.application.ports.panes import PaneDrivers
+from cafleet.application.ports.system import Clock
 from cafleet.domain.agents.registry import AgentProfiles
 from cafleet.domain.agents.screen import TYPING_DIALOG_ROWS
 from cafleet.domain.agents.status import AgentStatus, StatusReport, detected_status

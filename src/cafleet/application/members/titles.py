@@ -17,7 +17,8 @@ from collections.abc import Iterable
 
 from cafleet.application.members.registry import Listings, PaneSurvey
 from cafleet.application.members.status import AgentStatusReader
-from cafleet.application.ports import PaneDrivers, PaneLabels, UnitOfWorkFactory
+from cafleet.application.ports.panes import PaneDrivers, PaneLabels
+from cafleet.application.ports.store import UnitOfWorkFactory
 from cafleet.domain.errors import CafleetError
 from cafleet.domain.pane_titles import pane_title
 from cafleet.domain.placement import Multiplexer

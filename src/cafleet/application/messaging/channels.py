@@ -19,19 +19,13 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
-from cafleet.application.ports import (
-    Announcement,
-    Clock,
-    CodexThreads,
-    LaunchPad,
-    LaunchPads,
-    NativeChannel,
-    Notifier,
-)
+from cafleet.application.ports.agents import CodexThreads, LaunchPad, LaunchPads
+from cafleet.application.ports.delivery import NativeChannel, Notifier
+from cafleet.application.ports.system import Clock
 from cafleet.domain.agents.profile import SESSION_FILE, SPAWN_FILE, TRANSCRIPT_FILE, SpawnFacts
 from cafleet.domain.agents.registry import AgentProfiles
 from cafleet.domain.agents.server import HttpFacts
-from cafleet.domain.delivery import Channel, DeliveryState, PushOutcome, SkipReason
+from cafleet.domain.delivery import Announcement, Channel, DeliveryState, PushOutcome, SkipReason
 from cafleet.domain.errors import CafleetError
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from cafleet.application.ports import UnitOfWork
+from cafleet.application.ports.store import UnitOfWork
 
 RECEIPT_PATIENCE_SECONDS = 15.0  # longer than typing and checking a preview may take
 RECEIPT_POLL_SECONDS = 0.2

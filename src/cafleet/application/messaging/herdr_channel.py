@@ -9,13 +9,9 @@ inbox for the member's next poll. A pane herdr sees no agent in falls through to
 from __future__ import annotations
 
 from cafleet.application.panes.keystrokes import SEND_LOCK_TIMEOUT_SECONDS, lock_key
-from cafleet.application.ports import (
-    Announcement,
-    NativeChannel,
-    PaneDrivers,
-    PaneLocks,
-)
-from cafleet.domain.delivery import Channel, DeliveryState, PushOutcome, SkipReason
+from cafleet.application.ports.delivery import NativeChannel
+from cafleet.application.ports.panes import PaneDrivers, PaneLocks
+from cafleet.domain.delivery import Announcement, Channel, DeliveryState, PushOutcome, SkipReason
 from cafleet.domain.errors import CafleetError
 from cafleet.domain.panes import PromptAnswer, ours
 from cafleet.domain.placement import Multiplexer

@@ -31,18 +31,14 @@ from datetime import datetime, timedelta
 from enum import Enum
 
 from cafleet.application.panes.keystrokes import lock_key
-from cafleet.application.ports import (
-    Announcement,
-    Clock,
-    Notifier,
-    PaneLocks,
-    PushTarget,
-    Resumption,
-    UnitOfWorkFactory,
-)
+from cafleet.application.ports.delivery import Notifier, Resumption
+from cafleet.application.ports.panes import PaneLocks
+from cafleet.application.ports.store import UnitOfWorkFactory
+from cafleet.application.ports.system import Clock
 from cafleet.domain.delivery import (
     JOIN_WINDOW_SECONDS,
     QUEUED,
+    Announcement,
     Delivery,
     DeliveryState,
     PushOutcome,
@@ -52,7 +48,7 @@ from cafleet.domain.delivery import (
 from cafleet.domain.errors import CafleetError, Unavailable
 from cafleet.domain.holds import Hold, held_after, held_in_place, hold_of
 from cafleet.domain.message import Message, MessageState
-from cafleet.domain.placement import Placement
+from cafleet.domain.placement import Placement, PushTarget
 
 QUEUE_WAIT_SECONDS = 0.5  # how long a sender waits for the pane before leaving its row queued
 SENDER_ROWS = 3  # rows a sender types before leaving the rest (its own too, if behind) to a drainer

@@ -17,7 +17,8 @@ from datetime import datetime
 
 from cafleet.application.messaging.channels import known_session, known_transcript
 from cafleet.application.messaging.confirmations import confirm_taken
-from cafleet.application.ports import CodexThreads, LaunchPads, UnitOfWorkFactory
+from cafleet.application.ports.agents import CodexThreads, LaunchPads
+from cafleet.application.ports.store import UnitOfWorkFactory
 from cafleet.domain.agents.claude import RECEIPT_EVENTS
 from cafleet.domain.agents.registry import AgentProfiles
 from cafleet.domain.agents.status import HookEvent

@@ -9,17 +9,12 @@ that shows the preview announces the message, once, with the same keystroke it l
 from __future__ import annotations
 
 from cafleet.application.panes.keystrokes import Keystrokes, KeystrokeSender
-from cafleet.application.ports import (
-    AgentStates,
-    Announcement,
-    PaneDrivers,
-    PushTarget,
-    Resumption,
-)
-from cafleet.domain.delivery import Channel, PushOutcome, Residue, SkipReason
+from cafleet.application.ports.delivery import Resumption
+from cafleet.application.ports.panes import AgentStates, PaneDrivers
+from cafleet.domain.delivery import Announcement, Channel, PushOutcome, Residue, SkipReason
 from cafleet.domain.errors import CafleetError
 from cafleet.domain.monitor import BLOCKED
-from cafleet.domain.placement import Multiplexer
+from cafleet.domain.placement import Multiplexer, PushTarget
 
 
 class PaneResumption(Resumption):

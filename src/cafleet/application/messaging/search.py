@@ -10,7 +10,7 @@ from itertools import islice
 
 from cafleet.application.identity import history_reader
 from cafleet.application.lookups import existing_fleet
-from cafleet.application.ports import UnitOfWork, UnitOfWorkFactory
+from cafleet.application.ports.store import UnitOfWork, UnitOfWorkFactory
 from cafleet.domain.identity import MemberCredential
 from cafleet.domain.message import Message, once_per_broadcast
 from cafleet.domain.search import SearchHit, SearchQuery

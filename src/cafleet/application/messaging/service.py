@@ -40,16 +40,10 @@ from cafleet.application.messaging.queue import (
     queued,
 )
 from cafleet.application.panes.gathering import Gathering, Gatherings
-from cafleet.application.ports import (
-    Clock,
-    Notifier,
-    PaneLocks,
-    PushTarget,
-    QueueDrains,
-    Resumption,
-    UnitOfWork,
-    UnitOfWorkFactory,
-)
+from cafleet.application.ports.delivery import Notifier, QueueDrains, Resumption
+from cafleet.application.ports.panes import PaneLocks
+from cafleet.application.ports.store import UnitOfWork, UnitOfWorkFactory
+from cafleet.application.ports.system import Clock
 from cafleet.domain.bounds import DEFAULT_MAX_BODY_BYTES
 from cafleet.domain.delivery import (
     Delivery,
@@ -68,7 +62,7 @@ from cafleet.domain.errors import (
 from cafleet.domain.fleet import Agent
 from cafleet.domain.identity import MemberCredential
 from cafleet.domain.message import Message, broadcast_summary, once_per_broadcast, unicast
-from cafleet.domain.placement import Placement
+from cafleet.domain.placement import Placement, PushTarget
 from cafleet.domain.relay import relay_note
 
 if TYPE_CHECKING:

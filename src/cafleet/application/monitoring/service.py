@@ -25,20 +25,16 @@ from cafleet.application.messaging.receipts import ReceiptReader, ReceiptRecorde
 from cafleet.application.monitoring.background import Background
 from cafleet.application.monitoring.slot import MonitorSlot, existing_fleet, live_fleet
 from cafleet.application.panes.keystrokes import Keystrokes, KeystrokeSender
-from cafleet.application.ports import (
+from cafleet.application.ports.delivery import QueueDrains
+from cafleet.application.ports.panes import (
     AgentStateFeeds,
     AgentStates,
-    Clock,
-    LoopMarks,
     PaneDrivers,
     PaneLocks,
     PanePresentation,
-    ProcessIdentity,
-    PushTarget,
-    QueueDrains,
-    UnitOfWork,
-    UnitOfWorkFactory,
 )
+from cafleet.application.ports.store import UnitOfWork, UnitOfWorkFactory
+from cafleet.application.ports.system import Clock, LoopMarks, ProcessIdentity
 from cafleet.application.relay.service import RelayClient, live_beats
 from cafleet.domain.delivery import DeliveryState
 from cafleet.domain.errors import CafleetError, NotFound
@@ -54,7 +50,7 @@ from cafleet.domain.monitor import (
     wake_text,
 )
 from cafleet.domain.panes import PaneInfo, ours
-from cafleet.domain.placement import Multiplexer, PaneState, Placement
+from cafleet.domain.placement import Multiplexer, PaneState, Placement, PushTarget
 from cafleet.domain.relay import RELAY_WAKE_SECONDS, PaneReport, PaneVerb
 
 # A row pending this long has outlived its sender's wait and its drainer's start: whoever

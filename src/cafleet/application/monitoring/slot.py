@@ -16,14 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from cafleet.application.ports import (
-    Clock,
-    LoopMark,
-    LoopMarks,
-    ProcessIdentity,
-    UnitOfWork,
-    UnitOfWorkFactory,
-)
+from cafleet.application.ports.store import UnitOfWork, UnitOfWorkFactory
+from cafleet.application.ports.system import Clock, LoopMark, LoopMarks, ProcessIdentity
 from cafleet.domain.errors import Conflict, NotFound
 from cafleet.domain.fleet import Fleet
 from cafleet.domain.monitor import MonitorRuntime

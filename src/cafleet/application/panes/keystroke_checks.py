@@ -4,12 +4,13 @@ and the bounded wait for such a turn to end."""
 
 from __future__ import annotations
 
-from cafleet.application.ports import Clock, PaneDriver, PushTarget
+from cafleet.application.ports.panes import PaneDriver
+from cafleet.application.ports.system import Clock
 from cafleet.domain.agents.profile import AgentProfile
 from cafleet.domain.agents.screen import TYPING_DIALOG_ROWS
 from cafleet.domain.delivery import SkipReason
 from cafleet.domain.panes import PaneInfo, agent_check, ours
-from cafleet.domain.placement import CodingAgent
+from cafleet.domain.placement import CodingAgent, PushTarget
 
 DIALOG_SCREEN_LINES = 40
 SHELL_IDLE_WAIT_SECONDS = 120  # how long a shell command waits for a turn to end

@@ -30,21 +30,15 @@ from cafleet.application.panes.keystroke_checks import (
     screen_problem,
 )
 from cafleet.application.panes.steps import steps_of
-from cafleet.application.ports import (
-    Clock,
-    PaneBatches,
-    PaneDriver,
-    PaneDrivers,
-    PaneLocks,
-    PushTarget,
-    Typing,
-)
+from cafleet.application.ports.panes import PaneBatches, PaneDriver, PaneDrivers, PaneLocks, Typing
+from cafleet.application.ports.system import Clock
 from cafleet.domain.agents.profile import AgentProfile
 from cafleet.domain.agents.registry import AgentProfiles
 from cafleet.domain.delivery import BEFORE_ENTER, Channel, PushOutcome, Residue, SkipReason
 from cafleet.domain.digests import sha256_hex
 from cafleet.domain.errors import CafleetError
 from cafleet.domain.panes import Key, PaneGone, PaneInfo, ServerGone
+from cafleet.domain.placement import PushTarget
 from cafleet.domain.preview import one_line
 
 SEND_LOCK_TIMEOUT_SECONDS = 30

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from cafleet.application.panes.keystrokes import Keystrokes, KeystrokeSender
-from cafleet.application.ports import Announcement, NativeChannel, Notifier
-from cafleet.domain.delivery import PushOutcome
+from cafleet.application.ports.delivery import NativeChannel, Notifier
+from cafleet.domain.delivery import Announcement, PushOutcome
 
 
 class PaneNotifier(Notifier, NativeChannel):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from cafleet.application.ports import PaneBatches, PaneDriver, Typing
+from cafleet.application.ports.panes import PaneBatches, PaneDriver, Typing
 from cafleet.domain.errors import CafleetError
 from cafleet.domain.panes import Key, PaneInfo
 

@@ -20,11 +20,13 @@ from datetime import timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from cafleet.application.ports import Clock, PaneDrivers, PushTarget
+from cafleet.application.ports.panes import PaneDrivers
+from cafleet.application.ports.system import Clock
 from cafleet.domain.agents.screen import EXIT_QUESTION_ROWS
 from cafleet.domain.delivery import BEFORE_ENTER, DeliveryState, SkipReason
 from cafleet.domain.errors import CafleetError
 from cafleet.domain.panes import PaneInfo, ours
+from cafleet.domain.placement import PushTarget
 
 if TYPE_CHECKING:  # the fleet service imports this module for `Closing`: not the sender
     from cafleet.application.panes.keystrokes import KeystrokeSender

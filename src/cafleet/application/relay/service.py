@@ -14,13 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from cafleet.application.ports import (
-    Clock,
-    ProcessIdentity,
-    UnitOfWork,
-    UnitOfWorkFactory,
-    WorkSignals,
-)
+from cafleet.application.ports.store import UnitOfWork, UnitOfWorkFactory, WorkSignals
+from cafleet.application.ports.system import Clock, ProcessIdentity
 from cafleet.domain.errors import CafleetError, Conflict, ErrorKind, error_of_kind
 from cafleet.domain.holds import hold_of
 from cafleet.domain.placement import PaneLocation, Placement

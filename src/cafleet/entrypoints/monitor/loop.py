@@ -12,7 +12,7 @@ import contextlib
 from collections.abc import Callable
 
 from cafleet.application.monitoring.service import MonitorService, Stop, TickReport
-from cafleet.application.ports import Clock
+from cafleet.application.ports.system import Clock
 from cafleet.domain.errors import CafleetError
 from cafleet.entrypoints.loop_output import (
     Echo,

@@ -9,7 +9,8 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 
-from cafleet.application.ports import Clock, WorkSignals
+from cafleet.application.ports.store import WorkSignals
+from cafleet.application.ports.system import Clock
 from cafleet.application.relay.service import RelayService, RelayTick
 from cafleet.domain.errors import CafleetError
 from cafleet.domain.relay import PaneVerb, RelayBeat, RelayRequest, RequestState

@@ -17,12 +17,11 @@ from cafleet.adapters.multiplexers import EnvironmentPaneLocator, SystemPaneDriv
 from cafleet.application.fleets import FleetService
 from cafleet.application.panes.keystrokes import Keystrokes, KeystrokeSender
 from cafleet.application.panes.teardown import PaneTeardown
-from cafleet.application.ports import PushTarget
 from cafleet.domain.agents.registry import AgentProfiles, ProfileOverrides
 from cafleet.domain.delivery import DeliveryState
 from cafleet.domain.errors import Unavailable
 from cafleet.domain.panes import PaneInfo, agent_check
-from cafleet.domain.placement import CodingAgent, Multiplexer, PaneLocation
+from cafleet.domain.placement import CodingAgent, Multiplexer, PaneLocation, PushTarget
 
 START = datetime(2026, 1, 1, 8, 0, tzinfo=UTC)
 DELAYS = {"claude": 0.5, "codex": 0.5, "opencode": 0.5, "custom": 0.25}

@@ -14,7 +14,7 @@ from tests.fakes.herdr_server import FakeHerdrServer, wait_until
 
 from cafleet.adapters.herdr.client import HerdrClient, HerdrRequestFailed
 from cafleet.adapters.herdr.feed import HerdrStateFeed, HerdrStateFeeds
-from cafleet.application.ports import FeedReading
+from cafleet.application.ports.panes import FeedReading
 from cafleet.domain.placement import Multiplexer
 
 DEADLINE = 5.0

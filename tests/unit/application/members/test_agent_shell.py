@@ -11,12 +11,11 @@ from cafleet.application.panes.keystroke_checks import (
     SHELL_IDLE_POLL_SECONDS,
     SHELL_IDLE_WAIT_SECONDS,
 )
-from cafleet.application.ports import PushTarget
 from cafleet.domain.agents.profile import SESSION_FILE
 from cafleet.domain.agents.registry import AgentProfiles
 from cafleet.domain.delivery import DeliveryState, SkipReason
 from cafleet.domain.errors import Invalid
-from cafleet.domain.placement import CodingAgent, Multiplexer
+from cafleet.domain.placement import CodingAgent, Multiplexer, PushTarget
 from support.pane_rig import ENTER, Member, PaneRig, text
 
 SHELL_PATH = "/session/ses_abc/shell"

@@ -12,7 +12,7 @@ from cafleet.adapters.fake.pane_driver import FakePaneDriver, FakePaneDrivers
 from cafleet.application.members.registry import ListMode, MemberService
 from cafleet.application.members.status import AgentStatusReader
 from cafleet.application.messaging.service import MessagingService
-from cafleet.application.ports import AgentStates
+from cafleet.application.ports.panes import AgentStates
 from cafleet.domain.agents.registry import AgentProfiles
 from cafleet.domain.agents.status import AgentStatus, StatusReport
 from cafleet.domain.errors import NotFound

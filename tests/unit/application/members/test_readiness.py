@@ -9,7 +9,8 @@ from datetime import timedelta
 from cafleet.adapters.fake.launch_pads import FakeLaunchPad
 from cafleet.adapters.fake.pane_driver import FakePaneDriver
 from cafleet.application.members.readiness import POLL_SECONDS, StartWatch, StartWatcher
-from cafleet.application.ports import LauncherStatus, ScreenWaits
+from cafleet.application.ports.agents import LauncherStatus
+from cafleet.application.ports.panes import ScreenWaits
 from cafleet.domain.agents.profile import ReadyRule
 from cafleet.domain.agents.registry import PROFILES
 from cafleet.domain.agents.screen import letters_and_digits, prompt_mark

@@ -18,7 +18,7 @@ from cafleet.application.members.removal import MemberRemoval
 from cafleet.application.members.spawning import MemberSpawner
 from cafleet.application.members.status import AgentStatusReader
 from cafleet.application.monitoring.service import MonitorService
-from cafleet.application.ports import ProcessIdentity
+from cafleet.application.ports.system import ProcessIdentity
 from cafleet.application.relay.service import RelayClient, RelayDuties, RelayService
 from cafleet.composition.relay_verbs import RelayedVerbs
 from cafleet.domain.agents.status import AgentStatus

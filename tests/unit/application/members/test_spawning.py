@@ -21,7 +21,7 @@ from cafleet.application.members.spawning import (
     MemberSpawner,
     SpawnContext,
 )
-from cafleet.application.ports import LauncherStatus
+from cafleet.application.ports.agents import LauncherStatus
 from cafleet.domain.agents.claude import CLAUDE_FLOOR
 from cafleet.domain.agents.custom import MAX_PROMPT_BYTES
 from cafleet.domain.agents.profile import SPAWN_FILE, ReadyRule, SpawnFacts

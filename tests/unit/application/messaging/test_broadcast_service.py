@@ -12,8 +12,7 @@ from cafleet.adapters.fake.pane_driver import ThreadLocks
 from cafleet.adapters.fake.store import MemoryStore
 from cafleet.application.members.registry import ListMode, MemberService
 from cafleet.application.messaging.service import MessagingService
-from cafleet.application.ports import Announcement
-from cafleet.domain.delivery import DeliveryState, PushOutcome
+from cafleet.domain.delivery import Announcement, DeliveryState, PushOutcome
 from cafleet.domain.fleet import CardKind
 from cafleet.domain.message import MessageState, MessageType
 

@@ -14,10 +14,16 @@ from cafleet.adapters.fake.queue_drains import RecordingDrains
 from cafleet.adapters.fake.store import MemoryStore
 from cafleet.application.messaging.queue import DeliveryQueue, queue_key
 from cafleet.application.messaging.service import MessagingService
-from cafleet.application.ports import Announcement, PushTarget
-from cafleet.domain.delivery import INTERRUPTED, QUEUED, Delivery, DeliveryState, PushOutcome
+from cafleet.domain.delivery import (
+    INTERRUPTED,
+    QUEUED,
+    Announcement,
+    Delivery,
+    DeliveryState,
+    PushOutcome,
+)
 from cafleet.domain.message import unicast
-from cafleet.domain.placement import CodingAgent
+from cafleet.domain.placement import CodingAgent, PushTarget
 
 
 @dataclass

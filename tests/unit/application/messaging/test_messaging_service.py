@@ -19,8 +19,7 @@ from cafleet.adapters.fake.store import MemoryStore
 from cafleet.application.fleets import FleetCreated
 from cafleet.application.messaging.confirmations import RECEIPT_POLL_SECONDS
 from cafleet.application.messaging.service import MessagingService
-from cafleet.application.ports import Announcement
-from cafleet.domain.delivery import JOIN_WINDOW_SECONDS, DeliveryState, PushOutcome
+from cafleet.domain.delivery import JOIN_WINDOW_SECONDS, Announcement, DeliveryState, PushOutcome
 from cafleet.domain.errors import CafleetError, ErrorKind, Invalid, NotFound
 from cafleet.domain.message import MessageState, MessageType
 from cafleet.domain.placement import CodingAgent, Multiplexer

@@ -15,8 +15,8 @@ from cafleet.adapters.fake.notifier import RecordingNotifier
 from cafleet.adapters.fake.pane_driver import ThreadLocks
 from cafleet.adapters.fake.store import CommitRefusal, MemoryStore, MemoryUnitOfWork
 from cafleet.application.messaging.service import MessagingService
-from cafleet.application.ports import Announcement, UnitOfWorkFactory
-from cafleet.domain.delivery import INTERRUPTED, QUEUED, DeliveryState, PushOutcome
+from cafleet.application.ports.store import UnitOfWorkFactory
+from cafleet.domain.delivery import INTERRUPTED, QUEUED, Announcement, DeliveryState, PushOutcome
 from cafleet.domain.errors import ConnectionLost, Unavailable
 
 FULL = "database error: database or disk is full"

@@ -26,13 +26,9 @@ from cafleet.application.members.titles import PaneTitles
 from cafleet.application.monitoring.service import MonitorService, TickReport
 from cafleet.application.panes.keystrokes import KeystrokeSender
 from cafleet.application.panes.teardown import PaneTeardown
-from cafleet.application.ports import (
-    LoopMarks,
-    PaneLocks,
-    PanePresentation,
-    ProcessIdentity,
-    QueueDrains,
-)
+from cafleet.application.ports.delivery import QueueDrains
+from cafleet.application.ports.panes import PaneLocks, PanePresentation
+from cafleet.application.ports.system import LoopMarks, ProcessIdentity
 from cafleet.domain.agents.registry import AgentProfiles, ProfileOverrides
 from cafleet.domain.errors import DatabaseBusy, Unavailable
 from cafleet.domain.fleet import Agent, CardKind

@@ -12,7 +12,7 @@ from cafleet.adapters.fake.codex_threads import FakeCodexThreads
 from cafleet.adapters.fake.launch_pads import FakeLaunchPads
 from cafleet.application.messaging.receipts import ReceiptReader, ReceiptRecorder
 from cafleet.application.monitoring.service import MonitorService
-from cafleet.application.ports import AgentThread
+from cafleet.application.ports.agents import AgentThread
 from cafleet.domain.agents.profile import SESSION_FILE, SPAWN_FILE, TRANSCRIPT_FILE, SpawnFacts
 from cafleet.domain.agents.registry import AgentProfiles
 from cafleet.domain.agents.server import HttpFacts

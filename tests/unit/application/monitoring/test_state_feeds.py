@@ -25,7 +25,7 @@ from cafleet.adapters.herdr.feed import HerdrStateFeed, HerdrStateFeeds  # noqa:
 from cafleet.application.members.status import AgentStatusReader  # noqa: E402
 from cafleet.application.members.titles import PaneTitles  # noqa: E402
 from cafleet.application.monitoring.service import MonitorService  # noqa: E402
-from cafleet.application.ports import AgentStateFeed, AgentStateFeeds, FeedReading  # noqa: E402
+from cafleet.application.ports.panes import AgentStateFeed, AgentStateFeeds, FeedReading  # noqa: E402
 from cafleet.domain.agents.registry import AgentProfiles  # noqa: E402
 from cafleet.domain.panes import PaneInfo  # noqa: E402
 from cafleet.domain.placement import Multiplexer  # noqa: E402

@@ -12,8 +12,8 @@ from cafleet.adapters.fake.queue_drains import RecordingDrains
 from cafleet.application.messaging.queue import queue_key
 from cafleet.application.messaging.service import MessagingService
 from cafleet.application.monitoring.service import STRANDED_AFTER_SECONDS
-from cafleet.application.ports import PushTarget
 from cafleet.domain.delivery import Delivery, DeliveryState
+from cafleet.domain.placement import PushTarget
 
 
 def left_pending(fleet: Any, to: int, state: DeliveryState = DeliveryState.PENDING) -> int:

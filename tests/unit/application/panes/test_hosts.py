@@ -7,10 +7,9 @@ import pytest
 
 from cafleet.application.members.registry import ListMode, MemberService
 from cafleet.application.panes.keystrokes import Keystrokes
-from cafleet.application.ports import PushTarget
 from cafleet.domain.delivery import DeliveryState
 from cafleet.domain.errors import Unavailable
-from cafleet.domain.placement import PaneState
+from cafleet.domain.placement import PaneState, PushTarget
 from support.pane_rig import ENTER, PaneRig, paste
 
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 import pytest
 
 from cafleet.application.panes.keystrokes import Keystrokes, lock_key
-from cafleet.application.ports import PushTarget
 from cafleet.domain.delivery import Channel, DeliveryState, PushOutcome, Residue
 from cafleet.domain.errors import Unavailable
 from cafleet.domain.panes import PaneGone
-from cafleet.domain.placement import CodingAgent, Multiplexer
+from cafleet.domain.placement import CodingAgent, Multiplexer, PushTarget
 from cafleet.domain.preview import one_line
 from support.pane_rig import (
     ENTER,

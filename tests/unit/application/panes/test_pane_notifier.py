@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cafleet.application.panes.notifier import PaneNotifier
-from cafleet.application.ports import Announcement
-from cafleet.domain.delivery import Channel, DeliveryState, PushOutcome
+from cafleet.domain.delivery import Announcement, Channel, DeliveryState, PushOutcome
 from cafleet.domain.message import MessageState
 from support.pane_rig import ENTER, START, SUBMIT_DELAYS, PaneRig, TimedOutLocks, paste, target
 

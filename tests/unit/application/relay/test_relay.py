@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cafleet.application.ports import ProcessIdentity
+from cafleet.application.ports.system import ProcessIdentity
 from cafleet.application.relay.service import RelayClient, RelayDuties, RelayService
 from cafleet.domain.delivery import DeliveryState
 from cafleet.domain.errors import Conflict, NotFound, Unavailable

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from cafleet.application.ports import WorkSignals
+from cafleet.application.ports.store import WorkSignals
 from cafleet.application.relay.service import (
     PolledWork,
     RelayClient,

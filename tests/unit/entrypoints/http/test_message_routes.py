@@ -10,10 +10,10 @@ from dependency_injector import providers
 
 from cafleet.adapters.fake.store import CommitRefusal
 from cafleet.application.messaging.queue import queue_key
-from cafleet.application.ports import PushTarget
 from cafleet.domain.delivery import DeliveryState
 from cafleet.domain.errors import Unavailable
 from cafleet.domain.message import MessageState
+from cafleet.domain.placement import PushTarget
 from cafleet.settings import Settings
 
 ISO_UTC_MICROS = r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00$"

@@ -17,7 +17,7 @@ from sqlalchemy import Connection, create_engine, text
 from sqlalchemy.pool import NullPool
 
 from cafleet.adapters.store.postgres.engine import CONNECT_TIMEOUT_SECONDS, driver_url
-from cafleet.application.ports import WorkSignals
+from cafleet.application.ports.store import WorkSignals
 
 CHANNEL = "cafleet_relay"
 RETRY_SECONDS = 5.0  # after the listening connection failed: polling meanwhile

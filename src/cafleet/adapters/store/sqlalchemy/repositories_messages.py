@@ -12,7 +12,7 @@ from cafleet.adapters.store import mapping as rows
 from cafleet.adapters.store.sqlalchemy.repositories import new_id
 from cafleet.adapters.store.sqlalchemy.tables import agents, deliveries, tasks
 from cafleet.adapters.store.sqlite.search import query_error, search_statement
-from cafleet.application.ports import Activity, ConversationMark
+from cafleet.application.ports.store import Activity, ConversationMark
 from cafleet.domain.message import Message, MessageState, MessageType
 from cafleet.domain.search import SearchHit, SearchQuery
 

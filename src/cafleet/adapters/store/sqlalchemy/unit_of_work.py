@@ -37,7 +37,7 @@ from cafleet.adapters.store.sqlalchemy.repositories_roster import (
 )
 from cafleet.adapters.store.sqlite.connections import READ_BEGIN, WRITE_BEGIN
 from cafleet.adapters.store.sqlite.errors import as_cafleet_error, is_driver_error
-from cafleet.application.ports import UnitOfWork, UnitOfWorkFactory
+from cafleet.application.ports.store import UnitOfWork, UnitOfWorkFactory
 from cafleet.domain.errors import CafleetError
 
 

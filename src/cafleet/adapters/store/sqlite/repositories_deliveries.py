@@ -8,7 +8,7 @@ from datetime import datetime
 from cafleet.adapters.store import mapping as rows
 from cafleet.adapters.store.sqlite.repositories import OPEN, DirectRepository
 from cafleet.adapters.store.sqlite.statements import chunks, insert, marks, select_all
-from cafleet.application.ports import DeliveryRepository
+from cafleet.application.ports.store import DeliveryRepository
 from cafleet.domain.delivery import Delivery, DeliveryState
 
 PENDING = DeliveryState.PENDING.value

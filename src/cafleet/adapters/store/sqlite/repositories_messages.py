@@ -10,7 +10,7 @@ from cafleet.adapters.store import mapping as rows
 from cafleet.adapters.store.sqlite.repositories import OPEN, DirectRepository
 from cafleet.adapters.store.sqlite.search import query_error, search_statement
 from cafleet.adapters.store.sqlite.statements import select_all
-from cafleet.application.ports import Activity, ConversationMark, MessageRepository
+from cafleet.application.ports.store import Activity, ConversationMark, MessageRepository
 from cafleet.domain.message import Message, MessageState, MessageType
 from cafleet.domain.search import SearchHit, SearchQuery
 

@@ -10,7 +10,7 @@ from datetime import datetime
 from cafleet.adapters.store import mapping as rows
 from cafleet.adapters.store.sqlite.repositories import DirectRepository
 from cafleet.adapters.store.sqlite.statements import insert, select_all
-from cafleet.application.ports import InstallRepository, MonitorRepository, RelayRepository
+from cafleet.application.ports.store import InstallRepository, MonitorRepository, RelayRepository
 from cafleet.domain.monitor import MonitorRuntime, MonitorSchedule
 from cafleet.domain.relay import PaneReport, RelayBeat, RelayRequest, RequestState
 from cafleet.domain.skills import SkillInstall

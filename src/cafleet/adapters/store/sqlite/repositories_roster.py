@@ -8,7 +8,7 @@ from typing import Any
 from cafleet.adapters.store import mapping as rows
 from cafleet.adapters.store.sqlite.repositories import DirectRepository
 from cafleet.adapters.store.sqlite.statements import insert, select_all
-from cafleet.application.ports import AgentRepository, FleetRepository, PlacementRepository
+from cafleet.application.ports.store import AgentRepository, FleetRepository, PlacementRepository
 from cafleet.domain.fleet import Agent, AgentStatus, Fleet
 from cafleet.domain.placement import Placement
 

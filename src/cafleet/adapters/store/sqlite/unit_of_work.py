@@ -24,7 +24,7 @@ from cafleet.adapters.store.sqlite.repositories_roster import (
     DirectPlacements,
 )
 from cafleet.adapters.store.sqlite.transaction import Transaction
-from cafleet.application.ports import UnitOfWork, UnitOfWorkFactory
+from cafleet.application.ports.store import UnitOfWork, UnitOfWorkFactory
 
 
 class ConnectionPool:

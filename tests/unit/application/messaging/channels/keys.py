@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from cafleet.application.ports import Announcement
-from cafleet.domain.delivery import Channel, PushOutcome
+from cafleet.domain.delivery import Announcement, Channel, PushOutcome
 
 
 class Typed:

@@ -11,7 +11,7 @@ from cafleet.adapters.fake.codex_threads import FakeCodexThreads
 from cafleet.adapters.fake.launch_pads import FakeLaunchPad, FakeLaunchPads
 from cafleet.adapters.fake.pane_driver import FakePaneDrivers
 from cafleet.application.members.status import AgentStatusReader
-from cafleet.application.ports import AgentThread, LauncherStatus
+from cafleet.application.ports.agents import AgentThread, LauncherStatus
 from cafleet.domain.agents.profile import SESSION_FILE, SPAWN_FILE, SpawnFacts
 from cafleet.domain.agents.registry import AgentProfiles
 from cafleet.domain.agents.status import AgentStatus, HookEvent, StatusReport

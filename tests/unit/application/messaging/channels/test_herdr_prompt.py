@@ -16,11 +16,10 @@ from cafleet.application.messaging.channels import ChannelLadder, channel_ladder
 from cafleet.application.messaging.herdr_channel import HerdrPromptChannel
 from cafleet.application.panes.keystrokes import KeystrokeSender
 from cafleet.application.panes.notifier import PaneNotifier
-from cafleet.application.ports import Announcement, PushTarget
 from cafleet.domain.agents.registry import AgentProfiles, ProfileOverrides
-from cafleet.domain.delivery import Channel, DeliveryState, describe_skip
+from cafleet.domain.delivery import Announcement, Channel, DeliveryState, describe_skip
 from cafleet.domain.panes import Key, PromptAnswer
-from cafleet.domain.placement import CodingAgent, Multiplexer
+from cafleet.domain.placement import CodingAgent, Multiplexer, PushTarget
 from cafleet.settings import Settings
 
 START = datetime(2026, 1, 1, 8, 0, tzinfo=UTC)

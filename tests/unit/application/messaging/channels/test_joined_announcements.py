@@ -12,12 +12,11 @@ from cafleet.adapters.fake.clock import FakeClock
 from cafleet.adapters.fake.codex_threads import FakeCodexThreads
 from cafleet.adapters.fake.launch_pads import FakeLaunchPad, FakeLaunchPads
 from cafleet.application.messaging.channels import channel_ladder
-from cafleet.application.ports import Announcement, PushTarget
 from cafleet.domain.agents.profile import SESSION_FILE, TRANSCRIPT_FILE
 from cafleet.domain.agents.registry import AgentProfiles, ProfileOverrides
 from cafleet.domain.agents.status import HookEvent
-from cafleet.domain.delivery import DeliveryState, PushOutcome, describe_skip
-from cafleet.domain.placement import CodingAgent, Multiplexer
+from cafleet.domain.delivery import Announcement, DeliveryState, PushOutcome, describe_skip
+from cafleet.domain.placement import CodingAgent, Multiplexer, PushTarget
 
 from .keys import Typed
 

@@ -18,11 +18,11 @@ from cafleet.application.messaging.channels import (
     OpencodeHttpChannel,
     channel_ladder,
 )
-from cafleet.application.ports import AgentThread, Announcement, PushTarget
+from cafleet.application.ports.agents import AgentThread
 from cafleet.domain.agents.profile import SESSION_FILE, SPAWN_FILE, TRANSCRIPT_FILE, SpawnFacts
 from cafleet.domain.agents.registry import AgentProfiles, ProfileOverrides
-from cafleet.domain.delivery import Channel, DeliveryState, PushOutcome
-from cafleet.domain.placement import CodingAgent, Multiplexer
+from cafleet.domain.delivery import Announcement, Channel, DeliveryState, PushOutcome
+from cafleet.domain.placement import CodingAgent, Multiplexer, PushTarget
 
 START = datetime(2026, 1, 1, 8, 0, tzinfo=UTC)
 HEADER = "[cafleet msg 12 from 1 2026-01-01T08:00:00.000000+00:00]"

@@ -19,12 +19,11 @@ from cafleet.adapters.fake.launch_pads import FakeLaunchPad, FakeLaunchPads
 from cafleet.application.members.status import AgentStatusReader
 from cafleet.application.messaging.channels import channel_ladder
 from cafleet.application.messaging.receipts import ReceiptReader
-from cafleet.application.ports import Announcement, PushTarget
 from cafleet.domain.agents.profile import SESSION_FILE, SPAWN_FILE, SpawnFacts
 from cafleet.domain.agents.registry import AgentProfiles
 from cafleet.domain.agents.status import AgentStatus, HookEvent, StatusReport
-from cafleet.domain.delivery import Channel, DeliveryState, PushOutcome
-from cafleet.domain.placement import CodingAgent, Multiplexer, PaneState, Placement
+from cafleet.domain.delivery import Announcement, Channel, DeliveryState, PushOutcome
+from cafleet.domain.placement import CodingAgent, Multiplexer, PaneState, Placement, PushTarget
 
 from .keys import Typed
 
