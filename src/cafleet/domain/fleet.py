@@ -1,13 +1,13 @@
-"""A fleet: an isolated namespace with one root Director and one Administrator."""
+"""A fleet: an isolated namespace with one root Director and one Administrator, and its
+agents with the role rules that belong to them."""
 
 from __future__ import annotations
 
+import functools
+import json
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from cafleet.domain.fleet import Agent
+from enum import StrEnum
 
 from cafleet.domain.errors import Conflict, Invalid, UsageProblem
 
@@ -61,3 +61,107 @@ class Fleet:
                 f" must equal the fleet root Director {self.director_agent_id}."
             )
         return director
+
+
+class AgentStatus(StrEnum):
+    ACTIVE = "active"
+    DEREGISTERED = "deregistered"
+
+
+class CardKind(StrEnum):
+    """The marker stored in an agent card; the root Director has none."""
+
+    ADMINISTRATOR = "builtin-administrator"
+    MONITORING_MEMBER = "monitoring-member"
+
+
+class AgentKind(StrEnum):
+    DIRECTOR = "director"
+    ADMINISTRATOR = "administrator"
+    MONITOR = "monitor"
+    MEMBER = "member"
+
+
+DIRECTOR_NAME = "Director"
+DIRECTOR_DESCRIPTION = "Root Director for this fleet"
+ADMINISTRATOR_NAME = "Administrator"
+
+
+def administrator_description(fleet_id: int) -> str:
+    return f"Built-in administrator agent for fleet {fleet_id}"
+
+
+@dataclass(frozen=True)
+class Agent:
+    agent_id: int
+    fleet_id: int
+    name: str
+    description: str
+    registered_at: datetime
+    status: AgentStatus = AgentStatus.ACTIVE
+    deregistered_at: datetime | None = None
+    card_kind: CardKind | None = None
+    skills: tuple[str, ...] = ()
+
+    @property
+    def is_active(self) -> bool:
+        return self.status is AgentStatus.ACTIVE
+
+    @property
+    def is_administrator(self) -> bool:
+        return self.card_kind is CardKind.ADMINISTRATOR
+
+    @property
+    def label(self) -> str:
+        """How the agent is named where a person sees it beside the panes (herdr's sidebar)."""
+        return f"{self.name} #{self.agent_id}"
+
+    def kind(self, fleet: Fleet) -> AgentKind:
+        if fleet.director_agent_id == self.agent_id:
+            return AgentKind.DIRECTOR
+        if self.card_kind is CardKind.ADMINISTRATOR:
+            return AgentKind.ADMINISTRATOR
+        if self.card_kind is CardKind.MONITORING_MEMBER:
+            return AgentKind.MONITOR
+        return AgentKind.MEMBER
+
+    def deregistered(self, fleet: Fleet, at: datetime) -> Agent:
+        """Soft delete of one member; the Director and the Administrator are protected."""
+        if fleet.director_agent_id == self.agent_id:
+            raise Invalid("cannot deregister the root Director; use 'cafleet fleet delete' instead")
+        if self.is_administrator:
+            raise Invalid("Administrator cannot be deregistered")
+        return self.retired(at)
+
+    def retired(self, at: datetime) -> Agent:
+        """Deregistration as part of deleting the whole fleet: no role is protected."""
+        if not self.is_active:
+            return self
+        return replace(self, status=AgentStatus.DEREGISTERED, deregistered_at=at)
+
+    def card_json(self) -> str:
+        card: dict[str, object] = {
+            "name": self.name,
+            "description": self.description,
+            "skills": list(self.skills),
+        }
+        if self.card_kind is not None:
+            card["cafleet"] = {"kind": self.card_kind.value}
+        return json.dumps(card, ensure_ascii=False, separators=(",", ":"))
+
+
+@functools.lru_cache(maxsize=4096)  # a monitor tick reads every card of the fleet
+def parse_card(card_json: str) -> tuple[CardKind | None, tuple[str, ...]]:
+    """Read the kind marker and skills back from a stored card (tolerates foreign cards)."""
+    try:
+        card = json.loads(card_json)
+    except ValueError:
+        return None, ()
+    if not isinstance(card, dict):
+        return None, ()
+    marker = card.get("cafleet")
+    kind_value = marker.get("kind") if isinstance(marker, dict) else None
+    kind = next((k for k in CardKind if k.value == kind_value), None)
+    raw_skills = card.get("skills")
+    skills = tuple(str(s) for s in raw_skills) if isinstance(raw_skills, list) else ()
+    return kind, skills
