@@ -1,17 +1,20 @@
-"""Picks the pane driver for the multiplexer server a placement recorded."""
+"""The multiplexers, chosen: the pane driver for the server a placement recorded, and the
+calling pane found through whichever multiplexer the environment names."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cafleet.adapters.runtime.locks import runtime_directory
 from cafleet.adapters.system.hosts import this_host
-from cafleet.application.ports.panes import PaneDriver, PaneDrivers
+from cafleet.application.ports.panes import PaneDriver, PaneDrivers, PaneLocator
+from cafleet.domain.multiplexer import resolve_multiplexer
 from cafleet.domain.panes import PaneElsewhere
-from cafleet.domain.placement import Multiplexer
+from cafleet.domain.placement import Multiplexer, PaneLocation
 
 if TYPE_CHECKING:
     from cafleet.adapters.herdr.driver import HerdrPaneDriver
@@ -60,3 +63,21 @@ class SystemPaneDrivers(PaneDrivers):
 
     def _launch_dir(self) -> Path:
         return runtime_directory(self._env)
+
+
+class EnvironmentPaneLocator(PaneLocator):
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self._env = env
+
+    def current_pane(self) -> PaneLocation:
+        """The calling pane, on this host. Only the named multiplexer's adapter is
+        imported: a CLI call pays for one."""
+        if resolve_multiplexer(self._env) is Multiplexer.TMUX:
+            from cafleet.adapters.tmux.locator import TmuxPaneLocator
+
+            found = TmuxPaneLocator(self._env).current_pane()
+        else:
+            from cafleet.adapters.herdr.locator import HerdrPaneLocator
+
+            found = HerdrPaneLocator(self._env).current_pane()
+        return replace(found, host=this_host(self._env))
