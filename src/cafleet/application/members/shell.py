@@ -8,7 +8,7 @@ the busy row a screen check waits for appears only a moment after the Enter that
 
 from __future__ import annotations
 
-from cafleet.application.messaging.channels import known_session
+from cafleet.application.members.pads import known_session
 from cafleet.application.panes.keystroke_checks import (
     SHELL_IDLE_POLL_SECONDS,
     SHELL_IDLE_WAIT_SECONDS,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from cafleet.application.messaging.channels import known_session, known_transcript
+from cafleet.application.members.pads import known_session, known_transcript
 from cafleet.application.ports.agents import CodexThreads, LaunchPad, LaunchPads
 from cafleet.application.ports.panes import PaneDrivers
 from cafleet.application.ports.system import Clock

@@ -19,12 +19,12 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
+from cafleet.application.members.pads import known_session, known_thread
 from cafleet.application.ports.agents import CodexThreads, LaunchPad, LaunchPads
 from cafleet.application.ports.delivery import NativeChannel, Notifier
 from cafleet.application.ports.system import Clock
-from cafleet.domain.agents.profile import SESSION_FILE, SPAWN_FILE, TRANSCRIPT_FILE, SpawnFacts
+from cafleet.domain.agents.profile import SPAWN_FILE, SpawnFacts
 from cafleet.domain.agents.registry import AgentProfiles
-from cafleet.domain.agents.server import HttpFacts
 from cafleet.domain.delivery import Announcement, Channel, DeliveryState, PushOutcome, SkipReason
 from cafleet.domain.errors import CafleetError
 
@@ -89,11 +89,6 @@ class ChannelLadder(Notifier):
             return None
         waiting = [task for task in announcement.untaken if task not in taken]
         return waiting[-1] if waiting else None
-
-
-def note_of(pad: LaunchPad, name: str) -> str:
-    """A one-line note the pad keeps (a session id, a path); empty when there is none."""
-    return (pad.read(name) or "").strip()
 
 
 def _pad_of(pads: LaunchPads, announcement: Announcement) -> LaunchPad | None:
@@ -182,58 +177,6 @@ class OpencodeHttpChannel(NativeChannel):
                 announcement, channel, DeliveryState.SKIPPED, SkipReason.refused(status)
             )
         return _outcome(announcement, channel, DeliveryState.SENT)
-
-
-def known_session(pad: LaunchPad, http: HttpFacts) -> str | None:
-    """The member's OpenCode session: kept in the pad, or found now on its own server and
-    kept. Its server lists every session of the project (other members' too), so the one
-    found is the only one started in the member's directory since its spawn whose first
-    prompt is its spawn prompt; None while there is none, or more than one."""
-    kept = note_of(pad, SESSION_FILE)
-    if kept:
-        return kept
-    spawn = SpawnFacts.parse(pad.read(SPAWN_FILE))
-    if spawn is None:  # started before CAFleet kept what finds it
-        return None
-    listing = pad.get(http.sessions_path, http.user)
-    found = [
-        session
-        for session in http.sessions_since(listing, spawn.cwd, spawn.started_at)
-        if http.begun_with(_history(pad, http, session), spawn.prompt)
-    ]
-    if len(found) != 1:
-        return None
-    pad.remember(SESSION_FILE, found[0])
-    return found[0]
-
-
-def _history(pad: LaunchPad, http: HttpFacts, session: str) -> str | None:
-    return pad.get(http.history_path.format(session=session), http.user)
-
-
-def known_thread(pad: LaunchPad, spawn: SpawnFacts, threads: CodexThreads) -> str | None:
-    """The member's Codex conversation: kept in the pad, or found now and kept."""
-    kept = note_of(pad, SESSION_FILE)
-    if kept:
-        return kept
-    found = threads.find(spawn.home, spawn.cwd, spawn.prompt, spawn.started_at)
-    if found is None:
-        return None
-    pad.remember(SESSION_FILE, found.thread_id)
-    pad.remember(TRANSCRIPT_FILE, found.transcript)
-    return found.thread_id
-
-
-def known_transcript(pad: LaunchPad, threads: CodexThreads) -> str | None:
-    """The transcript of the member's Codex conversation, found once from what the pad kept
-    of the spawn (here, by the status or by the channel); None while it is not found."""
-    kept = note_of(pad, TRANSCRIPT_FILE)
-    if kept:
-        return kept
-    spawn = SpawnFacts.parse(pad.read(SPAWN_FILE))
-    if spawn is None or known_thread(pad, spawn, threads) is None:
-        return None
-    return note_of(pad, TRANSCRIPT_FILE) or None
 
 
 class CodexQueueChannel(NativeChannel):

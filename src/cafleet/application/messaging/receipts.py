@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 
-from cafleet.application.messaging.channels import known_session, known_transcript
+from cafleet.application.members.pads import known_session, known_transcript
 from cafleet.application.messaging.confirmations import confirm_taken
 from cafleet.application.ports.agents import CodexThreads, LaunchPads
 from cafleet.application.ports.store import UnitOfWorkFactory
