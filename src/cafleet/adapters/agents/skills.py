@@ -15,12 +15,13 @@ import shutil
 import uuid
 from pathlib import Path
 
+import cafleet
 from cafleet.application.ports.agents import SkillInstaller
 from cafleet.domain.agents.homes import AgentHomes
 from cafleet.domain.errors import Invalid, Unavailable
 from cafleet.domain.skills import AGENT_HOMES, SKILL_NAMES, SkillHome, SkillsCopied
 
-BUNDLE = Path(__file__).resolve().parent.parent.parent / "skills"
+BUNDLE = Path(cafleet.__file__).resolve().parent / "skills"  # package data
 MANIFEST = ".cafleet-files"  # in each installed skill folder: the files CAFleet wrote there
 
 

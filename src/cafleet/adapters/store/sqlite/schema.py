@@ -8,6 +8,7 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import cafleet
 from cafleet.adapters.store.sqlite.errors import translated
 from cafleet.adapters.store.sqlite.files import database_exists
 from cafleet.domain.errors import Invalid, SchemaNewer, Unavailable
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from sqlalchemy import Connection
 
 HEAD_REVISION = "0012"
-MIGRATIONS = Path(__file__).resolve().parent.parent.parent / "migrations"
+MIGRATIONS = Path(cafleet.__file__).resolve().parent / "migrations"  # package data
 
 
 class MigrationOutcome(Enum):
