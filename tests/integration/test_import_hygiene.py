@@ -22,7 +22,7 @@ HEAVY = (
 # libcrypto (through hashlib, hmac or secrets), and http.client with ssl and email
 COSTLY = ("_hashlib", "_ssl", "http", "email")
 # cafleet modules that would mean settings were read or the database was reached
-CAFLEET_BACKEND = ("cafleet.settings", "cafleet.composition", "cafleet.adapters.sqlite")
+CAFLEET_BACKEND = ("cafleet.settings", "cafleet.composition", "cafleet.adapters.store")
 
 
 def probe(argv: list[str], env: dict[str, str]) -> dict[str, object]:

@@ -122,8 +122,8 @@ def kill_senders_mid_delivery(fleet: PaneFleet, member: int) -> None:
 
 
 def kill_drainers(fleet: PaneFleet) -> None:
-    """SIGKILL the detached `python -m cafleet.entrypoints.processes.drain` processes of this fleet's database
-    (found by their environment, so no other test's process is touched)."""
+    """SIGKILL the detached `python -m cafleet.entrypoints.processes.drain` processes of this
+    fleet's database (found by their environment, so no other test's process is touched)."""
     database = fleet.environment()["CAFLEET_DATABASE_URL"].encode()
     for proc in Path("/proc").iterdir():
         try:

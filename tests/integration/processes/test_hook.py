@@ -1,5 +1,5 @@
-"""`python -m cafleet.entrypoints.processes.hook <event file> <event>`: append `<event> <unix time>`, print
-nothing, never fail the agent's hook."""
+"""`python -m cafleet.entrypoints.processes.hook <event file> <event>`: append `<event> <unix
+time>`, print nothing, never fail the agent's hook."""
 
 from __future__ import annotations
 
@@ -90,11 +90,13 @@ def test_an_unreadable_stdin_does_not_fail_the_hook(
     assert (tmp_path / "events").read_text().startswith("waiting ")
 
 
-def test_as_a_hook_command_it_reads_stdin_and_prints_nothing(tmp_path: Path) -> None:
+# the old name stays for one release: members started before the move name it in their settings
+@pytest.mark.parametrize("module", ["cafleet.entrypoints.processes.hook", "cafleet.hook"])
+def test_as_a_hook_command_it_reads_stdin_and_prints_nothing(tmp_path: Path, module: str) -> None:
     events = tmp_path / "events"
 
     done = subprocess.run(
-        [sys.executable, "-m", "cafleet.entrypoints.processes.hook", str(events), "prompt"],
+        [sys.executable, "-m", module, str(events), "prompt"],
         input='{"hook_event_name": "UserPromptSubmit"}',
         capture_output=True,
         text=True,
@@ -105,7 +107,7 @@ def test_as_a_hook_command_it_reads_stdin_and_prints_nothing(tmp_path: Path) -> 
         [
             sys.executable,
             "-m",
-            "cafleet.entrypoints.processes.hook",
+            module,
             str(tmp_path / "gone" / "events"),
             "prompt",
         ],
@@ -124,10 +126,17 @@ def test_as_a_hook_command_it_reads_stdin_and_prints_nothing(tmp_path: Path) -> 
 def test_the_hook_imports_nothing_beyond_the_standard_library() -> None:
     ran = probe_module("cafleet.entrypoints.processes.hook")
 
-    assert str(ran.loaded(("cafleet", "click", "sqlalchemy", "alembic", "fastapi"))) == (
-        "['cafleet', 'cafleet.adapters', 'cafleet.adapters.system.liveness', 'cafleet.adapters.runtime.mailbox',"
-        " 'cafleet.adapters.runtime.private_files', 'cafleet.domain', 'cafleet.domain.preview']"
-    )
+    packages = [
+        "cafleet",
+        "cafleet.adapters",
+        "cafleet.adapters.runtime",
+        "cafleet.adapters.system",
+    ]
+    packages += ["cafleet.domain", "cafleet.entrypoints", "cafleet.entrypoints.processes"]
+    modules = ["cafleet.adapters.runtime.mailbox", "cafleet.adapters.runtime.private_files"]
+    modules += ["cafleet.adapters.system.liveness", "cafleet.domain.preview"]
+    loaded = ran.loaded(("cafleet", "click", "sqlalchemy", "alembic", "fastapi"))
+    assert loaded == sorted(packages + modules)
 
 
 # --------------------------------------------------------------------------- waiting for mail

@@ -43,7 +43,7 @@ DEPTH = 4  # how far into the objects a service holds
 def port_of(value: object) -> str | None:
     """The port an adapter implements, by the first base class declared in the ports."""
     for base in type(value).__mro__[1:]:
-        if base.__module__ == "cafleet.application.ports":
+        if base.__module__.startswith("cafleet.application.ports."):
             return base.__name__
     return None
 

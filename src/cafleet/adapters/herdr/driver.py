@@ -4,9 +4,9 @@ Every request names its pane explicitly: an omitted target means the pane focuse
 UI, which may belong to someone else. Known herdr traits handled here:
 
 - `pane.split` cannot run a command, so spawning writes a launch file (argv, env, cwd; mode
-  0600) and types one `exec <python> -m cafleet.entrypoints.processes.launch <file>` line into the fresh pane's
-  shell; the launcher replaces the shell with the agent, so no shell is left behind and the
-  pane closes when the agent exits (herdr closes panes whose process ended).
+  0600) and types one `exec <python> -m cafleet.entrypoints.processes.launch <file>` line into the
+  fresh pane's shell; the launcher replaces the shell with the agent, so no shell is left behind and
+  the pane closes when the agent exits (herdr closes panes whose process ended).
 - The member column is found by layout rectangles, never by the order of pane-id strings
   (`w1:p10` sorts before `w1:p9`).
 - `pane.list` carries agent states but no foreground command; `pane()` asks

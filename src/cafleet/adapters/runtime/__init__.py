@@ -1,1 +1,2 @@
-"""The private per-user runtime directory (standard library only: the hook and launcher import it)."""
+"""The private per-user runtime directory (standard library only: the hook and launcher import
+it)."""

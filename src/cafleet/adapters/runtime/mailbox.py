@@ -1,14 +1,14 @@
 """A member's mailbox in its launch pad: how a message reaches an agent through its own hook.
 
-The sender posts `mail/<task id>.msg`; the member's waiting hook (`python -m cafleet.entrypoints.processes.hook
-wait`) takes it by renaming it into `taken/`, hands the text to the agent and exits. A rename
-is atomic, so a message is either taken by the hook or withdrawn by the sender (which then
-falls back to another channel), never both. A waiting hook announces itself with
-`waiters/<pid>`, which it keeps locked while it waits: the lock, not the pid, tells a sender
-whether it still waits, since a sender in a tool sandbox (its own pid namespace) sees no
-process under that pid (adapters/system/liveness.py). Its directories are 0700 and checked like
-the runtime directory, and no link planted in them is followed. Standard library only: the
-hook imports this module on every stop.
+The sender posts `mail/<task id>.msg`; the member's waiting hook (`python -m
+cafleet.entrypoints.processes.hook wait`) takes it by renaming it into `taken/`, hands the text to
+the agent and exits. A rename is atomic, so a message is either taken by the hook or withdrawn by
+the sender (which then falls back to another channel), never both. A waiting hook announces itself
+with `waiters/<pid>`, which it keeps locked while it waits: the lock, not the pid, tells a sender
+whether it still waits, since a sender in a tool sandbox (its own pid namespace) sees no process
+under that pid (adapters/system/liveness.py). Its directories are 0700 and checked like the runtime
+directory, and no link planted in them is followed. Standard library only: the hook imports this
+module on every stop.
 """
 
 from __future__ import annotations

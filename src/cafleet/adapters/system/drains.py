@@ -1,5 +1,5 @@
-"""QueueDrains for the CLI: a detached `python -m cafleet.entrypoints.processes.drain` per command that left rows
-queued (or held), so the command exits as soon as its own message is typed.
+"""QueueDrains for the CLI: a detached `python -m cafleet.entrypoints.processes.drain` per command
+that left rows queued (or held), so the command exits as soon as its own message is typed.
 
 A fresh interpreter rather than a fork: an SQLite connection must never cross a fork, and
 the command has one open by then. In a coding agent's tool sandbox a process of the

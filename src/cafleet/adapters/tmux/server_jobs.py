@@ -4,8 +4,8 @@ A command run in a coding agent's tool sandbox (Codex runs every tool call in a 
 namespace of its own) cannot leave a process behind: whatever it starts ends with the call,
 detached or not. The tmux server of the pane the command runs in lives outside the sandbox,
 and `run-shell -b` starts a job there that outlives the client. The job runs
-`python -m cafleet.entrypoints.processes.launch <file>` on a private launch file (argv, the whole environment,
-working directory), so nothing of the environment appears on a command line, and the
+`python -m cafleet.entrypoints.processes.launch <file>` on a private launch file (argv, the whole
+environment, working directory), so nothing of the environment appears on a command line, and the
 launcher refuses a file anyone else could have written.
 
 `$TMUX` names the pane's server (`<socket>,<server pid>,<session>`): a process that does not

@@ -13,10 +13,10 @@ A row whose announcement met a dialog, a pane that did not answer, or that left 
 in the composer is held (domain/holds): it stays at the head, so no later row overtakes it,
 and whoever holds the queue looks at the pane again (`Resumption`), typing nothing until
 the pane is clear; then it finishes the preview left in the composer or announces the
-message again, once. A drainer started as `python -m cafleet.entrypoints.processes.drain` keeps looking, every
-HOLD_POLL_SECONDS for up to HOLD_WATCH_SECONDS; any other holder looks once. A pending row
-with a begun mark was left by a process that died: its preview may be in the composer, so
-it is held the same way and finished there, never typed a second time.
+message again, once. A drainer started as `python -m cafleet.entrypoints.processes.drain` keeps
+looking, every HOLD_POLL_SECONDS for up to HOLD_WATCH_SECONDS; any other holder looks once. A
+pending row with a begun mark was left by a process that died: its preview may be in the composer,
+so it is held the same way and finished there, never typed a second time.
 
 The store may fail after a message was stored (a full disk, a lost connection): a row whose
 outcome could not be recorded stays as it was (queued if it was not begun; begun, so held

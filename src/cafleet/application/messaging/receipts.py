@@ -4,10 +4,10 @@ Claude Code's hooks name the previews of each prompt it took (and the mail its w
 handed over) in the member's event file; OpenCode lists a session's prompts on its own
 server, and a prompt counts once a model answer began after it; Codex writes each user turn
 to its transcript. The monitor's tick records what these show as `confirmed_at` in the
-ledger (Claude Code's prompt hook also does, through `cafleet.entrypoints.processes.receipt`), and the delivery
-ladder asks before it announces a message again to an agent that has not taken the last
-(a record that cannot be read now, `None`, never holds a message back).
-A receipt for a message still being announced waits for its record (`confirmations`).
+ledger (Claude Code's prompt hook also does, through `cafleet.entrypoints.processes.receipt`), and
+the delivery ladder asks before it announces a message again to an agent that has not taken the last
+(a record that cannot be read now, `None`, never holds a message back). A receipt for a message
+still being announced waits for its record (`confirmations`).
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
-"""`python -m cafleet.entrypoints.processes.drain <agent id>...`: deliver what is queued for these members' panes
-(started by a command that left rows queued behind its own, or held; see
-application/delivery_queue), looking at a held row's pane again for up to
-HOLD_WATCH_SECONDS. Prints nothing; a failure leaves the rows queued for the next delivery
-or the monitor."""
+"""`python -m cafleet.entrypoints.processes.drain <agent id>...`: deliver what is queued for these
+members' panes (started by a command that left rows queued behind its own, or held; see
+application/delivery_queue), looking at a held row's pane again for up to HOLD_WATCH_SECONDS. Prints
+nothing; a failure leaves the rows queued for the next delivery or the monitor."""
 
 from __future__ import annotations
 

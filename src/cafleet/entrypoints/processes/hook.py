@@ -1,13 +1,13 @@
 """A coding agent's hooks: report the member's state, and wait for its mail.
 
-`python -m cafleet.entrypoints.processes.hook <event file> <event>` appends one line, `<event> <unix time>`, to the
-member's event file and prints nothing (some hooks' output would reach the model). A
+`python -m cafleet.entrypoints.processes.hook <event file> <event>` appends one line, `<event> <unix
+time>`, to the member's event file and prints nothing (some hooks' output would reach the model). A
 notification's type is kept as `<event>:<type>`.
 
-`python -m cafleet.entrypoints.processes.hook wait <launch pad>` is Claude Code's `asyncRewake` Stop hook: it waits
-in the background until mail is posted to the member's mailbox, takes it, writes it on stderr
-and exits 2, which wakes an idle session, or reaches a busy one after its running tool, never
-interrupting it. Only one waiter is needed; a second exits at once.
+`python -m cafleet.entrypoints.processes.hook wait <launch pad>` is Claude Code's `asyncRewake` Stop
+hook: it waits in the background until mail is posted to the member's mailbox, takes it, writes it
+on stderr and exits 2, which wakes an idle session, or reaches a busy one after its running tool,
+never interrupting it. Only one waiter is needed; a second exits at once.
 
 Both read and ignore the hook's JSON on stdin, never fail the hook (a broken report must not
 block the agent), and import only the standard library.

@@ -1,4 +1,5 @@
-"""`python -m cafleet.entrypoints.processes.launch <launch file>`: start a member's agent in this pane.
+"""`python -m cafleet.entrypoints.processes.launch <launch file>`: start a member's agent in this
+pane.
 
 Every member starts this way, on tmux and herdr alike, so no argv or environment value
 ever appears on a multiplexer command line. The launch file is JSON, mode 0600, in a

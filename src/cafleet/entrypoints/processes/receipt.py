@@ -1,5 +1,5 @@
-"""`python -m cafleet.entrypoints.processes.receipt <agent id> <unix time> <task id>...`: record that a member's
-agent took these messages in.
+"""`python -m cafleet.entrypoints.processes.receipt <agent id> <unix time> <task id>...`: record
+that a member's agent took these messages in.
 
 Claude Code's `UserPromptSubmit` hook starts this, detached, when the prompt it was given
 holds CAFleet previews (a typed preview, or mail a waiting hook handed over), so the ledger

@@ -266,8 +266,8 @@ def test_the_launch_line_quotes_single_quotes() -> None:
     line = launch_line("/opt/it's/python", Path("/run/launch-1.json"))
 
     assert (
-        line
-        == "exec '/opt/it'\"'\"'s/python' -m cafleet.entrypoints.processes.launch '/run/launch-1.json'"
+        line == "exec '/opt/it'\"'\"'s/python' -m cafleet.entrypoints.processes.launch"
+        " '/run/launch-1.json'"
     )
 
 

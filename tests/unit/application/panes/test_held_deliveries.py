@@ -105,7 +105,8 @@ class Team:
         return self.director_pane
 
     def drain(self, agent_id: int, watch: float = 0.0) -> None:
-        """What the drainer a held delivery starts does (`python -m cafleet.entrypoints.processes.drain`)."""
+        """What the drainer a held delivery starts does (`python -m
+        cafleet.entrypoints.processes.drain`)."""
         self.messaging.drain_queued([agent_id], watch)
 
 

@@ -182,7 +182,8 @@ MessageSearch = Callable[[Connection, int, SearchQuery, int, int], list[SearchHi
 def fts5_search(
     conn: Connection, fleet_id: int, query: SearchQuery, offset: int, limit: int
 ) -> list[SearchHit]:
-    """SQLite's FTS5 index, with the direct adapter's statement (adapters/store/sqlite/search.py)."""
+    """SQLite's FTS5 index, with the direct adapter's statement
+    (adapters/store/sqlite/search.py)."""
     since = None if query.since is None else rows.ts(query.since)
     sql, params = search_statement(fleet_id, query, since, offset, limit)
     try:
