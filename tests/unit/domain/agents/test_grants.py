@@ -7,7 +7,7 @@ import pytest
 from cafleet.domain.agents.grants import claude_grant, codex_grant
 
 USER = "/home/me/.claude/settings.json"
-PROJECT = "/work/.claude/settings.json"
+PROJECT = "/home/me/project/.claude/settings.json"
 
 
 def allowing(*rules: str) -> dict[str, object]:
